@@ -1,0 +1,96 @@
+"""Build script for the C extension ``mysqlc._core``.
+
+Headers and libraries for OpenSSL's libcrypto and zlib are found with pkg-config.
+Override with environment variables:
+
+    MYSQLC_CFLAGS   extra compiler flags (e.g. "-I/opt/openssl/include")
+    MYSQLC_LDFLAGS  extra linker flags   (e.g. "-L/opt/openssl/lib -lcrypto -lz")
+    MYSQLC_DEBUG=1  build with -O0 -g
+    MYSQLC_SANITIZE=1  build with AddressSanitizer and UBSan
+"""
+import glob
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+DEBIAN_PACKAGES = {"libcrypto": "libssl-dev", "zlib": "zlib1g-dev"}
+HEADERS = {"libcrypto": "openssl/evp.h", "zlib": "zlib.h"}
+
+
+def pkg_config(name, what):
+    try:
+        out = subprocess.run(["pkg-config", what, name], check=True,
+                             capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return shlex.split(out)
+
+
+def dependency_flags():
+    cflags, ldflags = [], []
+    env_c = os.environ.get("MYSQLC_CFLAGS")
+    env_l = os.environ.get("MYSQLC_LDFLAGS")
+    if env_c is not None or env_l is not None:
+        return shlex.split(env_c or ""), shlex.split(env_l or "-lcrypto -lz")
+    for name in ("libcrypto", "zlib"):
+        c = pkg_config(name, "--cflags")
+        l = pkg_config(name, "--libs")
+        if c is None or l is None:
+            c, l = [], ["-lcrypto" if name == "libcrypto" else "-lz"]
+        cflags += c
+        ldflags += l
+    return cflags, ldflags
+
+
+class BuildExt(build_ext):
+    def build_extensions(self):
+        compiler = self.compiler
+        for name, header in HEADERS.items():
+            self._check_header(compiler, name, header)
+        super().build_extensions()
+
+    def _check_header(self, compiler, name, header):
+        ext = self.extensions[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "check.c")
+            with open(src, "w") as f:
+                f.write("#include <%s>\nint main(void) { return 0; }\n" % header)
+            try:
+                compiler.compile([src], output_dir=tmp, extra_preargs=ext.extra_compile_args)
+            except Exception:
+                sys.stderr.write(
+                    "\nmysqlc: cannot find <%s> (%s). On Debian/Ubuntu install it with:\n"
+                    "    apt-get install %s pkg-config\n"
+                    "or point MYSQLC_CFLAGS / MYSQLC_LDFLAGS at it.\n\n"
+                    % (header, name, DEBIAN_PACKAGES[name]))
+                raise SystemExit(1)
+
+
+cflags, ldflags = dependency_flags()
+extra_compile = ["-std=c99", "-Wall", "-Wextra", "-Wno-unused-parameter",
+                 "-Wno-missing-field-initializers", "-fno-strict-aliasing"]
+if os.environ.get("MYSQLC_DEBUG"):
+    extra_compile += ["-O0", "-g3"]
+else:
+    extra_compile += ["-O2"]
+if os.environ.get("MYSQLC_SANITIZE"):
+    extra_compile += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
+    ldflags += ["-fsanitize=address,undefined"]
+
+setup(
+    ext_modules=[
+        Extension(
+            "mysqlc._core",
+            sources=sorted(glob.glob("src/*.c")),
+            depends=sorted(glob.glob("src/*.h")),
+            extra_compile_args=extra_compile + cflags,
+            extra_link_args=ldflags,
+        )
+    ],
+    cmdclass={"build_ext": BuildExt},
+)

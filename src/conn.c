@@ -1,0 +1,1464 @@
+/* The C Connection: sockets, packet framing, handshake, authentication, COM_* commands
+ * and the result-set state machine with text-row decoding.
+ *
+ * Protocol references (MySQL client/server protocol documentation):
+ *   Protocol::Packet (4-byte header, 16 MiB split), Protocol::HandshakeV10,
+ *   Protocol::HandshakeResponse41, Protocol::AuthSwitchRequest, OK_Packet, ERR_Packet,
+ *   EOF_Packet, COM_QUERY Response, ColumnDefinition41, ProtocolText::ResultsetRow.
+ *
+ * The GIL is released around every blocking syscall (connect, poll, recv, send).
+ * Wire data is parsed with the bounds-checked reader; a malformed packet raises
+ * OperationalError(2027) and closes the connection.
+ */
+#include "mysqlc.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <time.h>
+#include <math.h>
+
+#define RBUF_INITIAL (128 * 1024)
+#define RBUF_KEEP (4 * 1024 * 1024)
+
+enum { ST_IDLE = 0, ST_ROWS = 1, ST_MORE = 2 };
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *module;
+    mc_state *st;
+    int fd;
+    int in_use;
+    int is_unix;
+    /* receive buffer: bytes [rpos, rend) are unread */
+    unsigned char *rbuf;
+    size_t rcap, rpos, rend;
+    mc_writer join;       /* multi-packet payloads are joined here */
+    mc_writer wbuf;       /* commands are serialised here */
+    uint8_t seq;
+    double read_timeout, write_timeout;   /* seconds; < 0: none */
+    /* handshake */
+    PyObject *server_version;
+    PyObject *auth_plugin_name;
+    uint32_t server_caps;
+    uint32_t client_flag;
+    uint32_t thread_id;
+    uint16_t server_status;
+    uint8_t server_collation;
+    uint8_t protocol_version;
+    /* last OK */
+    uint64_t affected_rows;
+    uint64_t insert_id;
+    uint16_t warning_count;
+    PyObject *info;
+    /* current result */
+    int state;
+    Py_ssize_t field_count;
+    mc_column_plan *plan;
+    Py_ssize_t plan_len;
+    PyObject *description;
+    PyObject *description_flags;
+    PyObject *column_names;
+    PyObject *column_tables;
+    PyObject *converters;
+    uint64_t rows_read;
+} mc_conn;
+
+/* ================================================================ errors */
+
+static void conn_close_socket(mc_conn *c) {
+    if (c->fd >= 0) {
+        int fd = c->fd;
+        c->fd = -1;
+        Py_BEGIN_ALLOW_THREADS
+        close(fd);
+        Py_END_ALLOW_THREADS
+    }
+    c->state = ST_IDLE;
+}
+
+/* Raise cls(errnum, msg) and close the connection (the stream is no longer in sync). */
+static PyObject *conn_fatal(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...) {
+    va_list va;
+    va_start(va, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, va);
+    va_end(va);
+    conn_close_socket(c);
+    if (!msg) return NULL;
+    PyObject *exc = PyObject_CallFunction(cls, "iO", errnum, msg);
+    Py_DECREF(msg);
+    if (!exc) return NULL;
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+static PyObject *malformed(mc_conn *c, const char *what) {
+    return conn_fatal(c, c->st->OperationalError, CR_MALFORMED_PACKET,
+                      "Malformed packet: %s", what);
+}
+
+/* ================================================================ socket I/O */
+
+static double monotonic(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait for fd readiness with the GIL held by the caller released inside. Returns
+   1 ready, 0 timeout, -1 with errno. */
+static int wait_fd(int fd, short events, double timeout) {
+    struct pollfd pfd;
+    pfd.fd = fd;
+    pfd.events = events;
+    pfd.revents = 0;
+    int ms = timeout < 0 ? -1 : (int)ceil(timeout * 1000.0);
+    int r = poll(&pfd, 1, ms);
+    if (r < 0) return -1;
+    return r > 0 ? 1 : 0;
+}
+
+/* Read at least one byte into rbuf[rend..rcap). 0 or -1 with exception (connection closed). */
+static int conn_recv_some(mc_conn *c) {
+    for (;;) {
+        ssize_t n = -1;
+        int err = 0, timed_out = 0;
+        int fd = c->fd;
+        unsigned char *dst = c->rbuf + c->rend;
+        size_t room = c->rcap - c->rend;
+        double to = c->read_timeout;
+        Py_BEGIN_ALLOW_THREADS
+        if (to >= 0) {
+            int r = wait_fd(fd, POLLIN, to);
+            if (r == 0) timed_out = 1;
+            else if (r < 0) err = errno;
+        }
+        if (!timed_out && !err) {
+            n = recv(fd, dst, room, 0);
+            if (n < 0) err = errno;
+        }
+        Py_END_ALLOW_THREADS
+        if (timed_out) {
+            char tbuf[32];
+            snprintf(tbuf, sizeof(tbuf), "%g", to);
+            conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server during query (read timed out after %s s)",
+                       tbuf);
+            return -1;
+        }
+        if (err == EINTR) {
+            if (PyErr_CheckSignals() < 0) {
+                conn_close_socket(c);   /* a half-read response cannot be resumed */
+                return -1;
+            }
+            continue;
+        }
+        if (err == EAGAIN || err == EWOULDBLOCK) continue;
+        if (err) {
+            conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server during query (%s)", strerror(err));
+            return -1;
+        }
+        if (n == 0) {
+            conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server during query");
+            return -1;
+        }
+        c->rend += (size_t)n;
+        return 0;
+    }
+}
+
+/* Make sure at least `need` unread bytes are buffered. */
+static int conn_fill(mc_conn *c, size_t need) {
+    if (c->rend - c->rpos >= need) return 0;
+    if (c->fd < 0) {
+        mc_raise(c->st->InterfaceError, 0, "connection is closed");
+        return -1;
+    }
+    /* compact: move the unread tail to the front */
+    if (c->rpos > 0) {
+        size_t left = c->rend - c->rpos;
+        if (left) memmove(c->rbuf, c->rbuf + c->rpos, left);
+        c->rpos = 0;
+        c->rend = left;
+    }
+    if (need > c->rcap) {
+        size_t cap = c->rcap ? c->rcap : RBUF_INITIAL;
+        while (cap < need) cap *= 2;
+        unsigned char *nb = PyMem_Realloc(c->rbuf, cap);
+        if (!nb) { PyErr_NoMemory(); return -1; }
+        c->rbuf = nb;
+        c->rcap = cap;
+    }
+    while (c->rend - c->rpos < need)
+        if (conn_recv_some(c) < 0) return -1;
+    return 0;
+}
+
+/* Read one logical packet (joined across 16 MiB fragments).  *payload stays valid until
+   the next read.  0 or -1 with exception. */
+static int conn_read_packet(mc_conn *c, const unsigned char **payload, size_t *len) {
+    if (conn_fill(c, 4) < 0) return -1;
+    const unsigned char *h = c->rbuf + c->rpos;
+    size_t plen = mc_load_u24(h);
+    uint8_t seq = h[3];
+    if (seq != c->seq) {
+        malformed(c, "packets out of order (unexpected sequence id)");
+        return -1;
+    }
+    c->seq = (uint8_t)(seq + 1);
+    if (plen < MC_MAX_PACKET) {
+        if (conn_fill(c, 4 + plen) < 0) return -1;
+        *payload = c->rbuf + c->rpos + 4;
+        *len = plen;
+        c->rpos += 4 + plen;
+        return 0;
+    }
+    /* multi-packet payload: join fragments */
+    c->join.len = 0;
+    for (;;) {
+        if (conn_fill(c, 4 + plen) < 0) return -1;
+        if (mc_writer_put(&c->join, c->rbuf + c->rpos + 4, plen) < 0) return -1;
+        c->rpos += 4 + plen;
+        if (plen < MC_MAX_PACKET) break;
+        if (conn_fill(c, 4) < 0) return -1;
+        h = c->rbuf + c->rpos;
+        plen = mc_load_u24(h);
+        if (h[3] != c->seq) {
+            malformed(c, "packets out of order in a multi-packet payload");
+            return -1;
+        }
+        c->seq++;
+    }
+    *payload = c->join.buf;
+    *len = c->join.len;
+    return 0;
+}
+
+static int send_all(mc_conn *c, struct iovec *iov, int iovcnt) {
+    while (iovcnt > 0) {
+        ssize_t n = -1;
+        int err = 0, timed_out = 0;
+        int fd = c->fd;
+        double to = c->write_timeout;
+        struct msghdr msg;
+        memset(&msg, 0, sizeof(msg));
+        msg.msg_iov = iov;
+        msg.msg_iovlen = (size_t)iovcnt;
+        Py_BEGIN_ALLOW_THREADS
+        if (to >= 0) {
+            int r = wait_fd(fd, POLLOUT, to);
+            if (r == 0) timed_out = 1;
+            else if (r < 0) err = errno;
+        }
+        if (!timed_out && !err) {
+            n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+            if (n < 0) err = errno;
+        }
+        Py_END_ALLOW_THREADS
+        if (timed_out) {
+            conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server (write timed out)");
+            return -1;
+        }
+        if (err == EINTR) {
+            if (PyErr_CheckSignals() < 0) { conn_close_socket(c); return -1; }
+            continue;
+        }
+        if (err == EAGAIN || err == EWOULDBLOCK) continue;
+        if (err) {
+            conn_fatal(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
+                       "Server has gone away (%s)", strerror(err));
+            return -1;
+        }
+        size_t done = (size_t)n;
+        while (iovcnt > 0 && done >= iov->iov_len) {
+            done -= iov->iov_len;
+            iov++;
+            iovcnt--;
+        }
+        if (iovcnt > 0) {
+            iov->iov_base = (char *)iov->iov_base + done;
+            iov->iov_len -= done;
+        }
+    }
+    return 0;
+}
+
+/* Send the logical payload prefix+data as one or more packets (16 MiB split; a payload that
+   is an exact multiple of 0xFFFFFF ends with an empty packet).  Sequence ids continue from
+   c->seq. */
+static int conn_send(mc_conn *c, const unsigned char *prefix, size_t plen,
+                     const unsigned char *data, size_t dlen) {
+    if (c->fd < 0) {
+        mc_raise(c->st->InterfaceError, 0, "connection is closed");
+        return -1;
+    }
+    size_t total = plen + dlen, sent = 0;
+    for (;;) {
+        size_t chunk = total - sent;
+        if (chunk > MC_MAX_PACKET) chunk = MC_MAX_PACKET;
+        unsigned char hdr[4];
+        mc_store_u24(hdr, (uint32_t)chunk);
+        hdr[3] = c->seq++;
+        struct iovec iov[3];
+        int n = 0;
+        iov[n].iov_base = hdr; iov[n].iov_len = 4; n++;
+        /* the part of [sent, sent+chunk) that lies in prefix, then in data */
+        size_t a = sent, b = sent + chunk;
+        if (a < plen) {
+            size_t e = b < plen ? b : plen;
+            iov[n].iov_base = (void *)(prefix + a); iov[n].iov_len = e - a; n++;
+            a = e;
+        }
+        if (b > a && b > plen) {
+            size_t s0 = a - plen;
+            iov[n].iov_base = (void *)(data + s0); iov[n].iov_len = b - a; n++;
+        }
+        if (send_all(c, iov, n) < 0) return -1;
+        sent += chunk;
+        if (chunk < MC_MAX_PACKET) break;
+    }
+    return 0;
+}
+
+/* Start a command: sequence id 0, then send cmd + arg. */
+static int conn_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t arglen) {
+    c->seq = 0;
+    /* shrink an oversized receive buffer left by a large result */
+    if (c->rcap > RBUF_KEEP && c->rpos == c->rend) {
+        unsigned char *nb = PyMem_Realloc(c->rbuf, RBUF_INITIAL);
+        if (nb) { c->rbuf = nb; c->rcap = RBUF_INITIAL; c->rpos = c->rend = 0; }
+    }
+    if (c->join.cap > RBUF_KEEP) {
+        mc_writer_free(&c->join);
+        if (mc_writer_init(&c->join, 256) < 0) return -1;
+    }
+    return conn_send(c, &cmd, 1, arg, arglen);
+}
+
+/* ================================================================ OK / ERR / EOF */
+
+static int parse_ok(mc_conn *c, const unsigned char *p, size_t n) {
+    mc_reader r;
+    uint8_t hdr;
+    uint64_t affected, insert_id;
+    uint16_t status = 0, warnings = 0;
+    mc_reader_init(&r, p, n);
+    if (mc_reader_u8(&r, &hdr) < 0 || mc_reader_lenenc(&r, &affected, NULL) < 0 ||
+        mc_reader_lenenc(&r, &insert_id, NULL) < 0) {
+        malformed(c, "short OK packet");
+        return -1;
+    }
+    if (mc_reader_u16(&r, &status) < 0 || mc_reader_u16(&r, &warnings) < 0) {
+        malformed(c, "OK packet without status flags");
+        return -1;
+    }
+    c->affected_rows = affected;
+    c->insert_id = insert_id;
+    c->server_status = status;
+    c->warning_count = warnings;
+    Py_CLEAR(c->info);
+    size_t left = mc_reader_left(&r);
+    if (left) {
+        const unsigned char *s = r.p;
+        size_t sl = left;
+        if (c->client_flag & CLIENT_SESSION_TRACK) {
+            if (mc_reader_lenenc_str(&r, &s, &sl) < 0) { s = NULL; sl = 0; }
+        }
+        if (sl) {
+            c->info = PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)sl, "replace");
+            if (!c->info) return -1;
+        }
+    }
+    return 0;
+}
+
+/* Raise the mapped exception for an ERR packet. The connection stays usable. */
+static PyObject *raise_err_packet(mc_conn *c, const unsigned char *p, size_t n) {
+    mc_reader r;
+    uint8_t hdr;
+    uint16_t errnum;
+    mc_reader_init(&r, p, n);
+    if (mc_reader_u8(&r, &hdr) < 0 || mc_reader_u16(&r, &errnum) < 0)
+        return malformed(c, "short ERR packet");
+    if (c->client_flag & CLIENT_PROTOCOL_41 || c->protocol_version == 0) {
+        if (mc_reader_left(&r) >= 6 && r.p[0] == '#')
+            r.p += 6;   /* '#' + 5-byte SQLSTATE */
+    }
+    PyObject *msg = PyUnicode_DecodeUTF8((const char *)r.p, (Py_ssize_t)mc_reader_left(&r), "replace");
+    if (!msg) return NULL;
+    PyObject *cls = PyObject_CallFunction(c->st->error_class_for, "i", (int)errnum);
+    if (!cls) { Py_DECREF(msg); return NULL; }
+    PyObject *exc = PyObject_CallFunction(cls, "iO", (int)errnum, msg);
+    Py_DECREF(cls);
+    Py_DECREF(msg);
+    if (!exc) return NULL;
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+/* EOF_Packet (0xFE, warnings, status) or, with CLIENT_DEPRECATE_EOF, an OK packet with a
+   0xFE header. */
+static int parse_eof(mc_conn *c, const unsigned char *p, size_t n) {
+    if (c->client_flag & CLIENT_DEPRECATE_EOF)
+        return parse_ok(c, p, n);
+    mc_reader r;
+    uint8_t hdr;
+    uint16_t warnings, status;
+    mc_reader_init(&r, p, n);
+    if (mc_reader_u8(&r, &hdr) < 0 || mc_reader_u16(&r, &warnings) < 0 ||
+        mc_reader_u16(&r, &status) < 0) {
+        malformed(c, "short EOF packet");
+        return -1;
+    }
+    c->warning_count = warnings;
+    c->server_status = status;
+    return 0;
+}
+
+static inline int is_eof_packet(const unsigned char *p, size_t n) {
+    return n > 0 && n < MC_MAX_PACKET && p[0] == 0xFE;
+}
+
+/* ================================================================ result sets */
+
+static void clear_result(mc_conn *c) {
+    if (c->plan) {
+        for (Py_ssize_t i = 0; i < c->plan_len; i++) mc_plan_clear(&c->plan[i]);
+        PyMem_Free(c->plan);
+        c->plan = NULL;
+    }
+    c->plan_len = 0;
+    c->field_count = 0;
+    Py_CLEAR(c->description);
+    Py_CLEAR(c->description_flags);
+    Py_CLEAR(c->column_names);
+    Py_CLEAR(c->column_tables);
+}
+
+static PyObject *decode_name(const unsigned char *s, size_t n) {
+    PyObject *u = PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)n, NULL);
+    if (!u) {
+        PyErr_Clear();
+        u = PyUnicode_DecodeLatin1((const char *)s, (Py_ssize_t)n, NULL);
+    }
+    return u;
+}
+
+/* After a terminating OK/EOF: set the state from SERVER_MORE_RESULTS_EXISTS. */
+static void after_result(mc_conn *c) {
+    c->state = (c->server_status & SERVER_MORE_RESULTS_EXISTS) ? ST_MORE : ST_IDLE;
+}
+
+/* Read a COM_QUERY response's first packet and, for a result set, its column definitions.
+   Returns the field count (0 for OK) or -1. */
+static Py_ssize_t read_query_response(mc_conn *c) {
+    const unsigned char *p;
+    size_t n;
+    clear_result(c);
+    c->rows_read = 0;
+    if (conn_read_packet(c, &p, &n) < 0) return -1;
+    if (n == 0) { malformed(c, "empty response packet"); return -1; }
+    if (p[0] == 0x00) {
+        if (parse_ok(c, p, n) < 0) return -1;
+        after_result(c);
+        return 0;
+    }
+    if (p[0] == 0xFF) {
+        c->state = ST_IDLE;
+        raise_err_packet(c, p, n);
+        return -1;
+    }
+    if (p[0] == 0xFB) {
+        /* LOCAL INFILE request: never enabled by this client; refuse by sending an empty
+           file, then read the server's answer and report the refusal. */
+        if (conn_send(c, NULL, 0, NULL, 0) < 0) return -1;
+        if (conn_read_packet(c, &p, &n) < 0) return -1;
+        if (n && p[0] == 0xFF) { c->state = ST_IDLE; raise_err_packet(c, p, n); return -1; }
+        if (n && p[0] == 0x00) parse_ok(c, p, n);
+        after_result(c);
+        if (c->state != ST_IDLE) {
+            conn_fatal(c, c->st->OperationalError, CR_MALFORMED_PACKET,
+                       "LOAD DATA LOCAL INFILE is not enabled on this connection");
+            return -1;
+        }
+        mc_raise(c->st->OperationalError, 2068,
+                 "LOAD DATA LOCAL INFILE is not enabled on this connection");
+        return -1;
+    }
+    mc_reader r;
+    uint64_t ncols;
+    mc_reader_init(&r, p, n);
+    if (mc_reader_lenenc(&r, &ncols, NULL) < 0 || ncols == 0 || ncols > 65535) {
+        malformed(c, "bad column count");
+        return -1;
+    }
+    Py_ssize_t nc = (Py_ssize_t)ncols;
+    c->plan = PyMem_Calloc((size_t)nc, sizeof(mc_column_plan));
+    if (!c->plan) { PyErr_NoMemory(); return -1; }
+    c->plan_len = nc;
+    c->field_count = nc;
+    c->description = PyTuple_New(nc);
+    c->description_flags = PyTuple_New(nc);
+    c->column_names = PyTuple_New(nc);
+    c->column_tables = PyTuple_New(nc);
+    if (!c->description || !c->description_flags || !c->column_names || !c->column_tables)
+        goto error;
+    /* rows are pending from here on: an error below leaves the stream mid-result */
+    c->state = ST_ROWS;
+    for (Py_ssize_t i = 0; i < nc; i++) {
+        const unsigned char *catalog, *schema, *table, *org_table, *name, *org_name;
+        size_t catalog_n, schema_n, table_n, org_table_n, name_n, org_name_n;
+        uint64_t fixed_len;
+        uint16_t charset, flags;
+        uint32_t length;
+        uint8_t type, decimals;
+        if (conn_read_packet(c, &p, &n) < 0) goto error;
+        mc_reader_init(&r, p, n);
+        if (mc_reader_lenenc_str(&r, &catalog, &catalog_n) < 0 ||
+            mc_reader_lenenc_str(&r, &schema, &schema_n) < 0 ||
+            mc_reader_lenenc_str(&r, &table, &table_n) < 0 ||
+            mc_reader_lenenc_str(&r, &org_table, &org_table_n) < 0 ||
+            mc_reader_lenenc_str(&r, &name, &name_n) < 0 ||
+            mc_reader_lenenc_str(&r, &org_name, &org_name_n) < 0 ||
+            mc_reader_lenenc(&r, &fixed_len, NULL) < 0 ||
+            mc_reader_u16(&r, &charset) < 0 || mc_reader_u32(&r, &length) < 0 ||
+            mc_reader_u8(&r, &type) < 0 || mc_reader_u16(&r, &flags) < 0 ||
+            mc_reader_u8(&r, &decimals) < 0) {
+            malformed(c, "short column definition");
+            goto error;
+        }
+        (void)catalog; (void)schema; (void)org_table; (void)org_name; (void)fixed_len;
+        (void)catalog_n; (void)schema_n; (void)org_table_n; (void)org_name_n;
+        if (mc_plan_column(c->st, &c->plan[i], type, flags, charset, c->converters) < 0)
+            goto error;
+        PyObject *pyname = decode_name(name, name_n);
+        if (!pyname) goto error;
+        PyTuple_SET_ITEM(c->column_names, i, pyname);
+        PyObject *pytable = decode_name(table, table_n);
+        if (!pytable) goto error;
+        PyTuple_SET_ITEM(c->column_tables, i, pytable);
+        Py_INCREF(pyname);
+        PyObject *d = Py_BuildValue("(NiOkkiO)", pyname, (int)type, Py_None,
+                                    (unsigned long)length, (unsigned long)length, (int)decimals,
+                                    (flags & MC_FLAG_NOT_NULL) ? Py_False : Py_True);
+        if (!d) goto error;
+        PyTuple_SET_ITEM(c->description, i, d);
+        PyObject *f = PyLong_FromLong(flags);
+        if (!f) goto error;
+        PyTuple_SET_ITEM(c->description_flags, i, f);
+    }
+    if (!(c->client_flag & CLIENT_DEPRECATE_EOF)) {
+        if (conn_read_packet(c, &p, &n) < 0) goto error;
+        if (!is_eof_packet(p, n)) { malformed(c, "missing EOF after column definitions"); goto error; }
+        if (parse_eof(c, p, n) < 0) goto error;
+    }
+    return nc;
+error:
+    return -1;
+}
+
+/* Decode one text row packet into a tuple (keys == NULL) or a dict. */
+static PyObject *decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys) {
+    const unsigned char *e = p + n;
+    Py_ssize_t nc = c->plan_len;
+    PyObject *row = keys ? PyDict_New() : PyTuple_New(nc);
+    if (!row) return NULL;
+    for (Py_ssize_t i = 0; i < nc; i++) {
+        PyObject *v;
+        if (p >= e) {
+            Py_DECREF(row);
+            return malformed(c, "row has fewer values than columns");
+        }
+        unsigned b = *p++;
+        if (b == 0xFB) {
+            v = Py_None;
+            Py_INCREF(v);
+        } else {
+            uint64_t len;
+            if (b < 0xFB) {
+                len = b;
+            } else if (b == 0xFC) {
+                if (e - p < 2) goto short_row;
+                len = (uint64_t)p[0] | ((uint64_t)p[1] << 8);
+                p += 2;
+            } else if (b == 0xFD) {
+                if (e - p < 3) goto short_row;
+                len = mc_load_u24(p);
+                p += 3;
+            } else if (b == 0xFE) {
+                if (e - p < 8) goto short_row;
+                len = 0;
+                for (int k = 7; k >= 0; k--) len = (len << 8) | p[k];
+                p += 8;
+            } else {
+                goto short_row;
+            }
+            if (len > (uint64_t)(e - p)) goto short_row;
+            v = mc_decode_text_value(c->st, &c->plan[i], p, (size_t)len);
+            p += len;
+            if (!v) {
+                /* name the column in the error */
+                PyObject *et, *ev, *tb;
+                PyErr_Fetch(&et, &ev, &tb);
+                PyErr_NormalizeException(&et, &ev, &tb);
+                PyObject *name = PyTuple_GET_ITEM(c->column_names, i);
+                if (ev && PyErr_GivenExceptionMatches(et, PyExc_Exception)) {
+                    PyObject *note = PyUnicode_FromFormat("while decoding column %R", name);
+                    if (note) {
+#if PY_VERSION_HEX >= 0x030B0000
+                        PyObject *res = PyObject_CallMethod(ev, "add_note", "O", note);
+                        Py_XDECREF(res);
+                        PyErr_Clear();
+#endif
+                        Py_DECREF(note);
+                    }
+                }
+                PyErr_Restore(et, ev, tb);
+                Py_DECREF(row);
+                return NULL;
+            }
+        }
+        if (keys) {
+            int rc = PyDict_SetItem(row, PyTuple_GET_ITEM(keys, i), v);
+            Py_DECREF(v);
+            if (rc < 0) { Py_DECREF(row); return NULL; }
+        } else {
+            PyTuple_SET_ITEM(row, i, v);
+        }
+    }
+    if (p != e) {
+        Py_DECREF(row);
+        return malformed(c, "row has more values than columns");
+    }
+    return row;
+short_row:
+    Py_DECREF(row);
+    return malformed(c, "value length runs past the end of the row packet");
+}
+
+/* Read the next row packet; returns 1 with the packet in p and n for a row, 0 at the end of the result
+   set (state updated), -1 on error. */
+static int next_row_packet(mc_conn *c, const unsigned char **p, size_t *n) {
+    if (conn_read_packet(c, p, n) < 0) return -1;
+    if (*n == 0) { malformed(c, "empty row packet"); return -1; }
+    unsigned char h = (*p)[0];
+    if (h == 0xFE && *n < MC_MAX_PACKET) {
+        if (parse_eof(c, *p, *n) < 0) return -1;
+        after_result(c);
+        return 0;
+    }
+    if (h == 0xFF) {
+        c->state = ST_IDLE;
+        raise_err_packet(c, *p, *n);
+        return -1;
+    }
+    return 1;
+}
+
+/* ================================================================ guard */
+
+static int enter(mc_conn *c) {
+    if (c->in_use) {
+        mc_raise(c->st->ProgrammingError, 0,
+                 "this connection is being used by another thread (or re-entered from a "
+                 "converter); connections cannot be shared between threads at once");
+        return -1;
+    }
+    if (c->fd < 0) {
+        mc_raise(c->st->InterfaceError, 0, "connection is closed");
+        return -1;
+    }
+    c->in_use = 1;
+    return 0;
+}
+
+static inline void leave(mc_conn *c) { c->in_use = 0; }
+
+/* ================================================================ type */
+
+static PyObject *Conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    mc_conn *c = (mc_conn *)type->tp_alloc(type, 0);
+    if (!c) return NULL;
+    c->fd = -1;
+    c->read_timeout = c->write_timeout = -1;
+    c->st = mc_state_from_type(type);
+    if (!c->st) { Py_DECREF(c); return NULL; }
+    c->module = PyType_GetModule(type);   /* the type is not subclassable */
+    if (!c->module) { Py_DECREF(c); return NULL; }
+    Py_INCREF(c->module);
+    if (mc_writer_init(&c->join, 256) < 0 || mc_writer_init(&c->wbuf, 512) < 0) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    return (PyObject *)c;
+}
+
+static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(c));
+    Py_VISIT(c->module);
+    Py_VISIT(c->converters);
+    Py_VISIT(c->description);
+    Py_VISIT(c->column_names);
+    Py_VISIT(c->column_tables);
+    for (Py_ssize_t i = 0; i < c->plan_len; i++) {
+        Py_VISIT(c->plan[i].converter);
+        Py_VISIT(c->plan[i].codec_obj);
+    }
+    return 0;
+}
+
+static int Conn_clear(mc_conn *c) {
+    clear_result(c);
+    Py_CLEAR(c->converters);
+    Py_CLEAR(c->server_version);
+    Py_CLEAR(c->auth_plugin_name);
+    Py_CLEAR(c->info);
+    return 0;
+}
+
+static void Conn_dealloc(mc_conn *c) {
+    PyTypeObject *tp = Py_TYPE(c);
+    PyObject_GC_UnTrack(c);
+    if (c->fd >= 0) { close(c->fd); c->fd = -1; }
+    Conn_clear(c);
+    PyMem_Free(c->rbuf);
+    mc_writer_free(&c->join);
+    mc_writer_free(&c->wbuf);
+    Py_CLEAR(c->module);
+    tp->tp_free((PyObject *)c);
+    Py_DECREF(tp);
+}
+
+/* ---------------------------------------------------------------- connect */
+
+static int set_timeout(PyObject *v, double *out, const char *name) {
+    if (v == NULL || v == Py_None) { *out = -1; return 0; }
+    double d = PyFloat_AsDouble(v);
+    if (d == -1.0 && PyErr_Occurred()) return -1;
+    if (!(d > 0) || isinf(d)) {
+        PyErr_Format(PyExc_ValueError, "%s must be a positive number of seconds or None", name);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+/* Open the socket; returns 0 or -1 with exception. */
+static int open_socket(mc_conn *c, const char *host, int port, const char *unix_path,
+                       double timeout) {
+    int fd = -1, err = 0, timed_out = 0;
+    if (unix_path) {
+        struct sockaddr_un sa;
+        if (strlen(unix_path) >= sizeof(sa.sun_path)) {
+            mc_raise(c->st->OperationalError, CR_CONNECTION_ERROR,
+                     "Can't connect to local server through socket '%s' (path too long)", unix_path);
+            return -1;
+        }
+        memset(&sa, 0, sizeof(sa));
+        sa.sun_family = AF_UNIX;
+        strcpy(sa.sun_path, unix_path);
+        Py_BEGIN_ALLOW_THREADS
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) err = errno;
+        else if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+            err = errno; close(fd); fd = -1;
+        }
+        Py_END_ALLOW_THREADS
+        if (fd < 0) {
+            mc_raise(c->st->OperationalError, CR_CONNECTION_ERROR,
+                     "Can't connect to local server through socket '%s' (%d: %s)",
+                     unix_path, err, strerror(err));
+            return -1;
+        }
+        c->fd = fd;
+        c->is_unix = 1;
+        return 0;
+    }
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    struct addrinfo hints, *res = NULL, *ai;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int gai;
+    Py_BEGIN_ALLOW_THREADS
+    gai = getaddrinfo(host, portstr, &hints, &res);
+    Py_END_ALLOW_THREADS
+    if (gai != 0) {
+        mc_raise(c->st->OperationalError, 2005, "Unknown server host '%s' (%s)", host,
+                 gai_strerror(gai));
+        return -1;
+    }
+    double deadline = timeout >= 0 ? monotonic() + timeout : -1;
+    Py_BEGIN_ALLOW_THREADS
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) { err = errno; continue; }
+        int fl = fcntl(fd, F_GETFL, 0);
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+        int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (r < 0 && errno == EINPROGRESS) {
+            for (;;) {
+                double left = deadline < 0 ? -1 : deadline - monotonic();
+                if (deadline >= 0 && left <= 0) { timed_out = 1; break; }
+                int w = wait_fd(fd, POLLOUT, left);
+                if (w == 0) { timed_out = 1; break; }
+                if (w < 0) { if (errno == EINTR) continue; err = errno; break; }
+                int soerr = 0;
+                socklen_t sl = sizeof(soerr);
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+                err = soerr;
+                break;
+            }
+            if (timed_out) err = ETIMEDOUT;
+            r = (err == 0) ? 0 : -1;
+        } else if (r < 0) {
+            err = errno;
+        }
+        if (r == 0) {
+            fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+            err = 0;
+            break;
+        }
+        close(fd);
+        fd = -1;
+        if (timed_out) break;
+    }
+    Py_END_ALLOW_THREADS
+    freeaddrinfo(res);
+    if (fd < 0) {
+        if (timed_out) {
+            char tbuf[32];
+            snprintf(tbuf, sizeof(tbuf), "%g", timeout);
+            mc_raise(c->st->OperationalError, CR_CONN_HOST_ERROR,
+                     "Can't connect to server on '%s:%d' (timed out after %s s)", host, port,
+                     tbuf);
+        }
+        else
+            mc_raise(c->st->OperationalError, CR_CONN_HOST_ERROR,
+                     "Can't connect to server on '%s:%d' (%d: %s)", host, port, err,
+                     strerror(err));
+        return -1;
+    }
+    c->fd = fd;
+    c->is_unix = 0;
+    return 0;
+}
+
+typedef struct {
+    const unsigned char *data;
+    size_t len;
+} span;
+
+/* Compute the auth response for `plugin` with nonce `scramble`.  Writes into `out`
+   (at most 64 bytes), sets *outlen.  0, or -1 with exception. */
+static int auth_response(mc_conn *c, const char *plugin, span password, span scramble,
+                         unsigned char *out, size_t *outlen) {
+    if (!strcmp(plugin, "mysql_native_password")) {
+        if (password.len == 0) { *outlen = 0; return 0; }
+        if (scramble.len < 20) {
+            malformed(c, "authentication nonce shorter than 20 bytes");
+            return -1;
+        }
+        if (mc_auth_native(password.data, password.len, scramble.data, 20, out) < 0) return -1;
+        *outlen = 20;
+        return 0;
+    }
+    if (!strcmp(plugin, "mysql_clear_password")) {
+        if (!c->is_unix) {
+            conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
+                       "Authentication plugin 'mysql_clear_password' refused: it would send "
+                       "the password in clear text over an unencrypted connection");
+            return -1;
+        }
+        return 1;   /* caller sends the password + NUL */
+    }
+    conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
+               "Authentication plugin '%s' cannot be loaded: not supported by mysqlc", plugin);
+    return -1;
+}
+
+static int send_auth_data(mc_conn *c, const char *plugin, span password, span scramble) {
+    unsigned char out[64];
+    size_t outlen = 0;
+    int r = auth_response(c, plugin, password, scramble, out, &outlen);
+    if (r < 0) return -1;
+    if (r == 1) {   /* clear password, NUL-terminated */
+        unsigned char z = 0;
+        return conn_send(c, password.data, password.len, &z, 1);
+    }
+    return conn_send(c, out, outlen, NULL, 0);
+}
+
+static int do_handshake(mc_conn *c, span user, span password, span database,
+                        unsigned collation, uint32_t extra_flags) {
+    const unsigned char *p;
+    size_t n;
+    mc_reader r;
+    c->seq = 0;
+    if (conn_read_packet(c, &p, &n) < 0) return -1;
+    if (n == 0) { malformed(c, "empty handshake"); return -1; }
+    if (p[0] == 0xFF) {    /* e.g. too many connections, host blocked */
+        raise_err_packet(c, p, n);
+        conn_close_socket(c);
+        return -1;
+    }
+    mc_reader_init(&r, p, n);
+    uint8_t proto;
+    const unsigned char *ver, *part1, *part2 = NULL, *plugin = NULL;
+    size_t ver_n, part2_n = 0, plugin_n = 0;
+    uint32_t thread_id;
+    uint16_t cap_lo, cap_hi = 0, status = 0;
+    uint8_t charset = 0, authlen = 0, filler;
+    if (mc_reader_u8(&r, &proto) < 0 || proto != 10) {
+        conn_fatal(c, c->st->OperationalError, CR_SERVER_HANDSHAKE_ERR,
+                   "Unsupported handshake protocol version %d (expected 10)", (int)proto);
+        return -1;
+    }
+    if (mc_reader_nulstr(&r, &ver, &ver_n) < 0 || mc_reader_u32(&r, &thread_id) < 0 ||
+        mc_reader_bytes(&r, 8, &part1) < 0 || mc_reader_u8(&r, &filler) < 0 ||
+        mc_reader_u16(&r, &cap_lo) < 0) {
+        malformed(c, "short handshake");
+        return -1;
+    }
+    uint32_t caps = cap_lo;
+    if (mc_reader_left(&r) > 0) {
+        const unsigned char *reserved;
+        if (mc_reader_u8(&r, &charset) < 0 || mc_reader_u16(&r, &status) < 0 ||
+            mc_reader_u16(&r, &cap_hi) < 0 || mc_reader_u8(&r, &authlen) < 0 ||
+            mc_reader_bytes(&r, 10, &reserved) < 0) {
+            malformed(c, "short handshake");
+            return -1;
+        }
+        caps |= (uint32_t)cap_hi << 16;
+        if (caps & CLIENT_SECURE_CONNECTION) {
+            size_t want = authlen > 8 ? (size_t)authlen - 8 : 13;
+            if (want < 13) want = 13;
+            if (want > mc_reader_left(&r)) want = mc_reader_left(&r);
+            mc_reader_bytes(&r, want, &part2);
+            part2_n = want;
+            while (part2_n > 0 && part2[part2_n - 1] == 0) part2_n--;  /* trailing NUL */
+        }
+        if (caps & CLIENT_PLUGIN_AUTH) {
+            if (mc_reader_nulstr(&r, &plugin, &plugin_n) < 0) {
+                plugin = r.p;   /* some servers omit the final NUL */
+                plugin_n = mc_reader_left(&r);
+            }
+        }
+    }
+    c->protocol_version = proto;
+    c->thread_id = thread_id;
+    c->server_caps = caps;
+    c->server_collation = charset;
+    c->server_status = status;
+    Py_XSETREF(c->server_version, PyUnicode_DecodeUTF8((const char *)ver, (Py_ssize_t)ver_n, "replace"));
+    if (!c->server_version) return -1;
+    if (!(caps & CLIENT_PROTOCOL_41)) {
+        conn_fatal(c, c->st->OperationalError, CR_SERVER_HANDSHAKE_ERR,
+                   "Server does not support the 4.1 protocol (CLIENT_PROTOCOL_41)");
+        return -1;
+    }
+    unsigned char scramble_buf[64];
+    size_t scramble_len = 8;
+    memcpy(scramble_buf, part1, 8);
+    if (part2_n) {
+        if (part2_n > sizeof(scramble_buf) - 8) part2_n = sizeof(scramble_buf) - 8;
+        memcpy(scramble_buf + 8, part2, part2_n);
+        scramble_len += part2_n;
+    }
+    char plugin_name[64] = "mysql_native_password";
+    if (plugin && plugin_n > 0 && plugin_n < sizeof(plugin_name)) {
+        memcpy(plugin_name, plugin, plugin_n);
+        plugin_name[plugin_n] = 0;
+    }
+    /* Start with the server's default plugin when we know it, else native. */
+    if (strcmp(plugin_name, "mysql_native_password") != 0)
+        strcpy(plugin_name, "mysql_native_password");
+
+    uint32_t want = CLIENT_LONG_PASSWORD | CLIENT_LONG_FLAG | CLIENT_PROTOCOL_41 |
+                    CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH |
+                    CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | CLIENT_TRANSACTIONS |
+                    CLIENT_MULTI_RESULTS | CLIENT_PS_MULTI_RESULTS | CLIENT_DEPRECATE_EOF |
+                    (extra_flags & (CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS |
+                                    CLIENT_IGNORE_SPACE | CLIENT_INTERACTIVE | CLIENT_NO_SCHEMA |
+                                    CLIENT_ODBC));
+    if (database.data) want |= CLIENT_CONNECT_WITH_DB;
+    uint32_t flags = want & caps;
+    c->client_flag = flags;
+
+    span scramble = {scramble_buf, scramble_len};
+    unsigned char authbuf[64];
+    size_t authlen_out = 0;
+    int ar = auth_response(c, plugin_name, password, scramble, authbuf, &authlen_out);
+    if (ar < 0) return -1;
+
+    mc_writer *w = &c->wbuf;
+    w->len = 0;
+    unsigned char zeros[23];
+    memset(zeros, 0, sizeof(zeros));
+    if (mc_writer_u32(w, flags) < 0 || mc_writer_u32(w, 0x01000000u) < 0 ||
+        mc_writer_u8(w, (uint8_t)(collation & 0xFF)) < 0 || mc_writer_put(w, zeros, 23) < 0 ||
+        mc_writer_put(w, user.data, user.len) < 0 || mc_writer_u8(w, 0) < 0)
+        return -1;
+    if (flags & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA) {
+        if (mc_writer_lenenc_str(w, authbuf, authlen_out) < 0) return -1;
+    } else {
+        if (mc_writer_u8(w, (uint8_t)authlen_out) < 0 || mc_writer_put(w, authbuf, authlen_out) < 0)
+            return -1;
+    }
+    if (flags & CLIENT_CONNECT_WITH_DB) {
+        if (mc_writer_put(w, database.data, database.len) < 0 || mc_writer_u8(w, 0) < 0) return -1;
+    }
+    if (flags & CLIENT_PLUGIN_AUTH) {
+        if (mc_writer_put(w, plugin_name, strlen(plugin_name)) < 0 || mc_writer_u8(w, 0) < 0)
+            return -1;
+    }
+    if (conn_send(c, w->buf, w->len, NULL, 0) < 0) return -1;
+
+    /* Authentication exchange: OK, ERR, AuthSwitchRequest (0xFE) or AuthMoreData (0x01). */
+    int switches = 0;
+    for (;;) {
+        if (conn_read_packet(c, &p, &n) < 0) return -1;
+        if (n == 0) { malformed(c, "empty authentication reply"); return -1; }
+        if (p[0] == 0x00) {
+            if (parse_ok(c, p, n) < 0) return -1;
+            break;
+        }
+        if (p[0] == 0xFF) {
+            raise_err_packet(c, p, n);
+            conn_close_socket(c);
+            return -1;
+        }
+        if (p[0] == 0xFE) {
+            if (++switches > 4) { malformed(c, "too many authentication switches"); return -1; }
+            mc_reader_init(&r, p + 1, n - 1);
+            const unsigned char *pn, *data;
+            size_t pn_n, data_n;
+            if (n == 1) {   /* old AuthSwitchRequest: mysql_old_password */
+                conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
+                           "Server requested the insecure pre-4.1 password authentication");
+                return -1;
+            }
+            if (mc_reader_nulstr(&r, &pn, &pn_n) < 0) { malformed(c, "bad AuthSwitchRequest"); return -1; }
+            data = r.p;
+            data_n = mc_reader_left(&r);
+            while (data_n > 0 && data[data_n - 1] == 0) data_n--;
+            if (pn_n == 0 || pn_n >= sizeof(plugin_name)) { malformed(c, "bad plugin name"); return -1; }
+            memcpy(plugin_name, pn, pn_n);
+            plugin_name[pn_n] = 0;
+            if (data_n > sizeof(scramble_buf)) data_n = sizeof(scramble_buf);
+            memcpy(scramble_buf, data, data_n);
+            span sc = {scramble_buf, data_n};
+            if (send_auth_data(c, plugin_name, password, sc) < 0) return -1;
+            continue;
+        }
+        if (p[0] == 0x01) {
+            conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
+                       "Authentication plugin '%s' requested more data; not supported yet",
+                       plugin_name);
+            return -1;
+        }
+        malformed(c, "unexpected authentication reply");
+        return -1;
+    }
+    Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(plugin_name));
+    if (!c->auth_plugin_name) return -1;
+    c->state = ST_IDLE;
+    return 0;
+}
+
+static int get_span(PyObject *o, span *s, Py_buffer *view, const char *name) {
+    s->data = NULL;
+    s->len = 0;
+    view->obj = NULL;
+    if (o == NULL || o == Py_None) return 0;
+    if (PyUnicode_Check(o)) {
+        Py_ssize_t l;
+        const char *u = PyUnicode_AsUTF8AndSize(o, &l);
+        if (!u) return -1;
+        s->data = (const unsigned char *)u;
+        s->len = (size_t)l;
+        return 0;
+    }
+    if (PyObject_GetBuffer(o, view, PyBUF_SIMPLE) < 0) {
+        PyErr_Format(PyExc_TypeError, "%s must be bytes or str", name);
+        return -1;
+    }
+    s->data = view->buf;
+    s->len = (size_t)view->len;
+    return 0;
+}
+
+static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"host", "port", "unix_socket", "user", "password", "database",
+                             "collation", "client_flag", "connect_timeout", "read_timeout",
+                             "write_timeout", NULL};
+    const char *host = NULL, *unix_socket = NULL;
+    int port = 3306;
+    unsigned int collation = 45;
+    unsigned long client_flag = 0;
+    PyObject *user = NULL, *password = NULL, *database = NULL;
+    PyObject *ct = NULL, *rt = NULL, *wt = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOO", kwlist, &host, &port,
+                                     &unix_socket, &user, &password, &database, &collation,
+                                     &client_flag, &ct, &rt, &wt))
+        return NULL;
+    if (c->fd >= 0) {
+        mc_raise(c->st->ProgrammingError, 0, "already connected");
+        return NULL;
+    }
+    if (c->in_use) return mc_raise(c->st->ProgrammingError, 0, "connection is in use");
+    if (!host && !unix_socket) host = "127.0.0.1";
+    if (port <= 0 || port > 65535) {
+        PyErr_Format(PyExc_ValueError, "port must be in 1..65535, not %d", port);
+        return NULL;
+    }
+    double connect_timeout;
+    if (set_timeout(ct, &connect_timeout, "connect_timeout") < 0 ||
+        set_timeout(rt, &c->read_timeout, "read_timeout") < 0 ||
+        set_timeout(wt, &c->write_timeout, "write_timeout") < 0)
+        return NULL;
+    span su, sp, sd;
+    Py_buffer vu, vp, vd;
+    vu.obj = vp.obj = vd.obj = NULL;
+    PyObject *ret = NULL;
+    if (get_span(user, &su, &vu, "user") < 0 || get_span(password, &sp, &vp, "password") < 0 ||
+        get_span(database, &sd, &vd, "database") < 0)
+        goto done;
+    if (su.data && memchr(su.data, 0, su.len)) {
+        PyErr_SetString(PyExc_ValueError, "user must not contain NUL");
+        goto done;
+    }
+    if (sd.data && memchr(sd.data, 0, sd.len)) {
+        PyErr_SetString(PyExc_ValueError, "database must not contain NUL");
+        goto done;
+    }
+    if (!su.data) { su.data = (const unsigned char *)""; su.len = 0; }
+    if (!sp.data) { sp.data = (const unsigned char *)""; sp.len = 0; }
+    if (!c->rbuf) {
+        c->rbuf = PyMem_Malloc(RBUF_INITIAL);
+        if (!c->rbuf) { PyErr_NoMemory(); goto done; }
+        c->rcap = RBUF_INITIAL;
+    }
+    c->rpos = c->rend = 0;
+    c->in_use = 1;
+    if (open_socket(c, host, port, unix_socket, connect_timeout) < 0) {
+        c->in_use = 0;
+        goto done;
+    }
+    /* the handshake is bounded by connect_timeout too */
+    double saved_rt = c->read_timeout;
+    if (connect_timeout >= 0) c->read_timeout = connect_timeout;
+    int rc = do_handshake(c, su, sp, sd, collation, (uint32_t)client_flag);
+    c->read_timeout = saved_rt;
+    c->in_use = 0;
+    if (rc < 0) {
+        if (PyErr_ExceptionMatches(c->st->OperationalError) || PyErr_ExceptionMatches(c->st->InterfaceError)) {
+            /* a lost connection during the handshake is reported as such */
+        }
+        conn_close_socket(c);
+        goto done;
+    }
+    ret = Py_None;
+    Py_INCREF(ret);
+done:
+    if (vu.obj) PyBuffer_Release(&vu);
+    if (vp.obj) PyBuffer_Release(&vp);
+    if (vd.obj) PyBuffer_Release(&vd);
+    return ret;
+}
+
+/* ---------------------------------------------------------------- commands */
+
+static int check_idle(mc_conn *c) {
+    if (c->state != ST_IDLE) {
+        mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                 "Commands out of sync; you can't run this command now");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *Conn_query(mc_conn *c, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (enter(c) < 0) { PyBuffer_Release(&view); return NULL; }
+    PyObject *ret = NULL;
+    if (check_idle(c) < 0) goto done;
+    if (conn_command(c, COM_QUERY, view.buf, (size_t)view.len) < 0) goto done;
+    Py_ssize_t nc = read_query_response(c);
+    if (nc < 0) goto done;
+    ret = PyLong_FromSsize_t(nc);
+done:
+    leave(c);
+    PyBuffer_Release(&view);
+    return ret;
+}
+
+static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"n", "keys", NULL};
+    Py_ssize_t limit = -1;
+    PyObject *keys = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nO", kwlist, &limit, &keys)) return NULL;
+    if (keys == Py_None) keys = NULL;
+    if (keys && (!PyTuple_Check(keys) || PyTuple_GET_SIZE(keys) != c->plan_len)) {
+        PyErr_SetString(PyExc_TypeError, "keys must be a tuple with one key per column");
+        return NULL;
+    }
+    if (enter(c) < 0) return NULL;
+    PyObject *list = PyList_New(0);
+    if (!list) { leave(c); return NULL; }
+    Py_ssize_t got = 0;
+    while (c->state == ST_ROWS && (limit < 0 || got < limit)) {
+        const unsigned char *p;
+        size_t n;
+        int r = next_row_packet(c, &p, &n);
+        if (r < 0) goto error;
+        if (r == 0) break;
+        PyObject *row = decode_row(c, p, n, keys);
+        if (!row) goto error;
+        int rc = PyList_Append(list, row);
+        Py_DECREF(row);
+        if (rc < 0) goto error;
+        got++;
+        c->rows_read++;
+    }
+    leave(c);
+    return list;
+error:
+    leave(c);
+    Py_DECREF(list);
+    return NULL;
+}
+
+/* Drop the rest of the current result set; 0 or -1. */
+static int skip_rows(mc_conn *c) {
+    while (c->state == ST_ROWS) {
+        const unsigned char *p;
+        size_t n;
+        int r = next_row_packet(c, &p, &n);
+        if (r < 0) return -1;
+        if (r == 0) break;
+        c->rows_read++;
+    }
+    return 0;
+}
+
+static PyObject *Conn_next_result(mc_conn *c, PyObject *noargs) {
+    if (enter(c) < 0) return NULL;
+    PyObject *ret = NULL;
+    if (c->state == ST_ROWS && skip_rows(c) < 0) goto done;
+    if (c->state != ST_MORE) {
+        ret = PyLong_FromLong(-1);
+        goto done;
+    }
+    c->state = ST_IDLE;
+    Py_ssize_t nc = read_query_response(c);
+    if (nc >= 0) ret = PyLong_FromSsize_t(nc);
+done:
+    leave(c);
+    return ret;
+}
+
+static PyObject *Conn_discard(mc_conn *c, PyObject *noargs) {
+    if (c->fd < 0) Py_RETURN_NONE;
+    if (enter(c) < 0) return NULL;
+    int failed = 0;
+    while (c->state != ST_IDLE && c->fd >= 0) {
+        if (c->state == ST_ROWS) {
+            if (skip_rows(c) < 0) { failed = 1; break; }
+        } else {
+            c->state = ST_IDLE;
+            if (read_query_response(c) < 0) { failed = 1; break; }
+        }
+    }
+    leave(c);
+    if (failed) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Commands whose answer is a single OK or ERR. */
+static PyObject *simple_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t len) {
+    if (enter(c) < 0) return NULL;
+    PyObject *ret = NULL;
+    const unsigned char *p;
+    size_t n;
+    if (check_idle(c) < 0) goto done;
+    if (conn_command(c, cmd, arg, len) < 0) goto done;
+    if (conn_read_packet(c, &p, &n) < 0) goto done;
+    if (n == 0) { malformed(c, "empty reply"); goto done; }
+    if (p[0] == 0xFF) { raise_err_packet(c, p, n); goto done; }
+    if (p[0] != 0x00) { malformed(c, "expected an OK packet"); goto done; }
+    if (parse_ok(c, p, n) < 0) goto done;
+    ret = Py_None;
+    Py_INCREF(ret);
+done:
+    leave(c);
+    return ret;
+}
+
+static PyObject *Conn_ping(mc_conn *c, PyObject *noargs) {
+    return simple_command(c, COM_PING, NULL, 0);
+}
+
+static PyObject *Conn_select_db(mc_conn *c, PyObject *arg) {
+    Py_buffer view;
+    span s;
+    if (get_span(arg, &s, &view, "database") < 0) return NULL;
+    PyObject *r = simple_command(c, COM_INIT_DB, s.data, s.len);
+    if (view.obj) PyBuffer_Release(&view);
+    return r;
+}
+
+static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
+    if (c->fd < 0) Py_RETURN_NONE;
+    if (c->in_use)
+        return mc_raise(c->st->ProgrammingError, 0,
+                        "this connection is being used by another thread");
+    if (c->state == ST_IDLE) {
+        /* COM_QUIT: best effort, the server closes without answering */
+        unsigned char pkt[5] = {1, 0, 0, 0, COM_QUIT};
+        int fd = c->fd;
+        Py_BEGIN_ALLOW_THREADS
+        (void)send(fd, pkt, sizeof(pkt), MSG_NOSIGNAL | MSG_DONTWAIT);
+        Py_END_ALLOW_THREADS
+    }
+    conn_close_socket(c);
+    clear_result(c);
+    Py_RETURN_NONE;
+}
+
+/* ---------------------------------------------------------------- attributes */
+
+#define U64_GETTER(name, expr) \
+    static PyObject *get_##name(mc_conn *c, void *x) { return PyLong_FromUnsignedLongLong((unsigned long long)(expr)); }
+
+U64_GETTER(thread_id, c->thread_id)
+U64_GETTER(server_capabilities, c->server_caps)
+U64_GETTER(client_flag, c->client_flag)
+U64_GETTER(server_status, c->server_status)
+U64_GETTER(server_collation, c->server_collation)
+U64_GETTER(protocol_version, c->protocol_version)
+U64_GETTER(affected_rows, c->field_count > 0 ? c->rows_read : c->affected_rows)
+U64_GETTER(insert_id, c->insert_id)
+U64_GETTER(warning_count, c->warning_count)
+
+static PyObject *obj_or_none(PyObject *o) {
+    if (!o) Py_RETURN_NONE;
+    Py_INCREF(o);
+    return o;
+}
+
+static PyObject *get_server_version(mc_conn *c, void *x) { return obj_or_none(c->server_version); }
+static PyObject *get_auth_plugin_name(mc_conn *c, void *x) { return obj_or_none(c->auth_plugin_name); }
+static PyObject *get_info(mc_conn *c, void *x) { return obj_or_none(c->info); }
+static PyObject *get_description(mc_conn *c, void *x) { return obj_or_none(c->description); }
+static PyObject *get_description_flags(mc_conn *c, void *x) { return obj_or_none(c->description_flags); }
+static PyObject *get_column_names(mc_conn *c, void *x) { return obj_or_none(c->column_names); }
+static PyObject *get_column_tables(mc_conn *c, void *x) { return obj_or_none(c->column_tables); }
+static PyObject *get_field_count(mc_conn *c, void *x) { return PyLong_FromSsize_t(c->field_count); }
+static PyObject *get_more_results(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_MORE); }
+static PyObject *get_rows_pending(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_ROWS); }
+static PyObject *get_open(mc_conn *c, void *x) { return PyBool_FromLong(c->fd >= 0); }
+static PyObject *get_no_backslash_escapes(mc_conn *c, void *x) {
+    return PyBool_FromLong((c->server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0);
+}
+static PyObject *get_converters(mc_conn *c, void *x) { return obj_or_none(c->converters); }
+static int set_converters(mc_conn *c, PyObject *v, void *x) {
+    if (v && v != Py_None && !PyDict_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "converters must be a dict or None");
+        return -1;
+    }
+    if (v == Py_None) v = NULL;
+    Py_XINCREF(v);
+    Py_XSETREF(c->converters, v);
+    return 0;
+}
+
+static PyGetSetDef Conn_getset[] = {
+    {"server_version", (getter)get_server_version, NULL, "server version string from the handshake", NULL},
+    {"protocol_version", (getter)get_protocol_version, NULL, NULL, NULL},
+    {"thread_id", (getter)get_thread_id, NULL, "connection id from the handshake", NULL},
+    {"server_capabilities", (getter)get_server_capabilities, NULL, NULL, NULL},
+    {"client_flag", (getter)get_client_flag, NULL, "negotiated capability flags", NULL},
+    {"server_status", (getter)get_server_status, NULL, "SERVER_STATUS_* flags of the last OK/EOF", NULL},
+    {"server_collation", (getter)get_server_collation, NULL, NULL, NULL},
+    {"affected_rows", (getter)get_affected_rows, NULL, NULL, NULL},
+    {"insert_id", (getter)get_insert_id, NULL, NULL, NULL},
+    {"warning_count", (getter)get_warning_count, NULL, NULL, NULL},
+    {"info", (getter)get_info, NULL, NULL, NULL},
+    {"field_count", (getter)get_field_count, NULL, NULL, NULL},
+    {"description", (getter)get_description, NULL, "PEP 249 7-tuples of the current result", NULL},
+    {"description_flags", (getter)get_description_flags, NULL, NULL, NULL},
+    {"column_names", (getter)get_column_names, NULL, NULL, NULL},
+    {"column_tables", (getter)get_column_tables, NULL, NULL, NULL},
+    {"more_results", (getter)get_more_results, NULL, NULL, NULL},
+    {"rows_pending", (getter)get_rows_pending, NULL, NULL, NULL},
+    {"open", (getter)get_open, NULL, NULL, NULL},
+    {"auth_plugin_name", (getter)get_auth_plugin_name, NULL, NULL, NULL},
+    {"no_backslash_escapes", (getter)get_no_backslash_escapes, NULL, NULL, NULL},
+    {"converters", (getter)get_converters, (setter)set_converters,
+     "dict field_type -> callable used instead of the built-in decoder", NULL},
+    {NULL},
+};
+
+static PyMethodDef Conn_methods[] = {
+    {"connect", (PyCFunction)(void (*)(void))Conn_connect, METH_VARARGS | METH_KEYWORDS,
+     "connect(host=None, port=3306, unix_socket=None, user=b'', password=b'', database=None,"
+     " collation=45, client_flag=0, connect_timeout=None, read_timeout=None,"
+     " write_timeout=None)"},
+    {"query", (PyCFunction)Conn_query, METH_O, "query(sql: bytes) -> field count"},
+    {"fetch", (PyCFunction)(void (*)(void))Conn_fetch, METH_VARARGS | METH_KEYWORDS,
+     "fetch(n=-1, keys=None) -> list of rows"},
+    {"next_result", (PyCFunction)Conn_next_result, METH_NOARGS, NULL},
+    {"discard", (PyCFunction)Conn_discard, METH_NOARGS, NULL},
+    {"ping", (PyCFunction)Conn_ping, METH_NOARGS, NULL},
+    {"select_db", (PyCFunction)Conn_select_db, METH_O, NULL},
+    {"close", (PyCFunction)Conn_close, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyType_Slot Conn_slots[] = {
+    {Py_tp_new, Conn_new},
+    {Py_tp_dealloc, Conn_dealloc},
+    {Py_tp_traverse, Conn_traverse},
+    {Py_tp_clear, Conn_clear},
+    {Py_tp_methods, Conn_methods},
+    {Py_tp_getset, Conn_getset},
+    {Py_tp_doc, "Low-level MySQL protocol connection (see docs/core-api.md)."},
+    {0, NULL},
+};
+
+static PyType_Spec Conn_spec = {
+    .name = "mysqlc._core.Connection",
+    .basicsize = sizeof(mc_conn),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .slots = Conn_slots,
+};
+
+int mc_conn_add_type(PyObject *module) {
+    mc_state *st = mc_state_from_module(module);
+    st->ConnectionType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &Conn_spec, NULL);
+    if (!st->ConnectionType) return -1;
+    Py_INCREF(st->ConnectionType);
+    if (PyModule_AddObject(module, "Connection", (PyObject *)st->ConnectionType) < 0) {
+        Py_DECREF(st->ConnectionType);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,230 @@
+/* mysqlc._core: shared declarations for every C unit.
+ *
+ * Module state, protocol constants (names as in the MySQL client/server
+ * protocol documentation) and the functions one unit exports to another.
+ */
+#ifndef MYSQLC_H
+#define MYSQLC_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- capability flags (Protocol::CapabilityFlags) ---- */
+#define CLIENT_LONG_PASSWORD                  0x00000001u
+#define CLIENT_FOUND_ROWS                     0x00000002u
+#define CLIENT_LONG_FLAG                      0x00000004u
+#define CLIENT_CONNECT_WITH_DB                0x00000008u
+#define CLIENT_NO_SCHEMA                      0x00000010u
+#define CLIENT_COMPRESS                       0x00000020u
+#define CLIENT_ODBC                           0x00000040u
+#define CLIENT_LOCAL_FILES                    0x00000080u
+#define CLIENT_IGNORE_SPACE                   0x00000100u
+#define CLIENT_PROTOCOL_41                    0x00000200u
+#define CLIENT_INTERACTIVE                    0x00000400u
+#define CLIENT_SSL                            0x00000800u
+#define CLIENT_IGNORE_SIGPIPE                 0x00001000u
+#define CLIENT_TRANSACTIONS                   0x00002000u
+#define CLIENT_RESERVED                       0x00004000u
+#define CLIENT_SECURE_CONNECTION              0x00008000u
+#define CLIENT_MULTI_STATEMENTS               0x00010000u
+#define CLIENT_MULTI_RESULTS                  0x00020000u
+#define CLIENT_PS_MULTI_RESULTS               0x00040000u
+#define CLIENT_PLUGIN_AUTH                    0x00080000u
+#define CLIENT_CONNECT_ATTRS                  0x00100000u
+#define CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA 0x00200000u
+#define CLIENT_CAN_HANDLE_EXPIRED_PASSWORDS   0x00400000u
+#define CLIENT_SESSION_TRACK                  0x00800000u
+#define CLIENT_DEPRECATE_EOF                  0x01000000u
+
+/* ---- server status flags (SERVER_STATUS_*) ---- */
+#define SERVER_STATUS_IN_TRANS             0x0001u
+#define SERVER_STATUS_AUTOCOMMIT           0x0002u
+#define SERVER_MORE_RESULTS_EXISTS         0x0008u
+#define SERVER_STATUS_NO_BACKSLASH_ESCAPES 0x0200u
+
+/* ---- commands ---- */
+#define COM_QUIT        0x01
+#define COM_INIT_DB     0x02
+#define COM_QUERY       0x03
+#define COM_PING        0x0e
+
+/* ---- column types (enum_field_types) ---- */
+#define MC_TYPE_DECIMAL     0
+#define MC_TYPE_TINY        1
+#define MC_TYPE_SHORT       2
+#define MC_TYPE_LONG        3
+#define MC_TYPE_FLOAT       4
+#define MC_TYPE_DOUBLE      5
+#define MC_TYPE_NULL        6
+#define MC_TYPE_TIMESTAMP   7
+#define MC_TYPE_LONGLONG    8
+#define MC_TYPE_INT24       9
+#define MC_TYPE_DATE        10
+#define MC_TYPE_TIME        11
+#define MC_TYPE_DATETIME    12
+#define MC_TYPE_YEAR        13
+#define MC_TYPE_NEWDATE     14
+#define MC_TYPE_VARCHAR     15
+#define MC_TYPE_BIT         16
+#define MC_TYPE_TIMESTAMP2  17
+#define MC_TYPE_DATETIME2   18
+#define MC_TYPE_TIME2       19
+#define MC_TYPE_JSON        245
+#define MC_TYPE_NEWDECIMAL  246
+#define MC_TYPE_ENUM        247
+#define MC_TYPE_SET         248
+#define MC_TYPE_TINY_BLOB   249
+#define MC_TYPE_MEDIUM_BLOB 250
+#define MC_TYPE_LONG_BLOB   251
+#define MC_TYPE_BLOB        252
+#define MC_TYPE_VAR_STRING  253
+#define MC_TYPE_STRING      254
+#define MC_TYPE_GEOMETRY    255
+
+/* ---- column definition flags ---- */
+#define MC_FLAG_NOT_NULL  0x0001u
+#define MC_FLAG_UNSIGNED  0x0020u
+#define MC_FLAG_BINARY    0x0080u
+
+#define MC_CHARSET_BINARY 63
+
+/* client error numbers (CR_*) */
+#define CR_UNKNOWN_ERROR        2000
+#define CR_CONNECTION_ERROR     2002
+#define CR_CONN_HOST_ERROR      2003
+#define CR_SERVER_GONE_ERROR    2006
+#define CR_SERVER_HANDSHAKE_ERR 2012
+#define CR_SERVER_LOST          2013
+#define CR_COMMANDS_OUT_OF_SYNC 2014
+#define CR_MALFORMED_PACKET     2027
+#define CR_AUTH_PLUGIN_CANNOT_LOAD 2059
+
+#define MC_MAX_PACKET 0xFFFFFFu
+
+/* ---- module state ---- */
+typedef struct {
+    /* exception classes, defined in mysqlc/errors.py */
+    PyObject *Warning;
+    PyObject *Error;
+    PyObject *InterfaceError;
+    PyObject *DatabaseError;
+    PyObject *DataError;
+    PyObject *OperationalError;
+    PyObject *IntegrityError;
+    PyObject *InternalError;
+    PyObject *ProgrammingError;
+    PyObject *NotSupportedError;
+    PyObject *error_class_for;   /* errors._error_class(errno) -> class */
+    PyObject *collation_codecs;  /* dict int -> str|None (mysqlc/_charsets.py) */
+    PyObject *Decimal;           /* decimal.Decimal */
+    PyObject *empty_str;
+    PyObject *empty_bytes;
+    PyTypeObject *ConnectionType;
+} mc_state;
+
+mc_state *mc_state_from_type(PyTypeObject *tp);
+mc_state *mc_state_from_module(PyObject *module);
+
+/* Raise `cls(errno, message)`; returns NULL. */
+PyObject *mc_raise(PyObject *cls, int errnum, const char *fmt, ...);
+
+/* ---- buffer.c: bounds-checked reader and growable writer ---- */
+typedef struct {
+    const unsigned char *p;
+    const unsigned char *end;
+} mc_reader;
+
+static inline void mc_reader_init(mc_reader *r, const void *data, size_t len) {
+    r->p = (const unsigned char *)data;
+    r->end = r->p + len;
+}
+static inline size_t mc_reader_left(const mc_reader *r) { return (size_t)(r->end - r->p); }
+
+/* Each returns 0, or -1 when the packet is too short (no exception set). */
+int mc_reader_u8(mc_reader *r, uint8_t *v);
+int mc_reader_u16(mc_reader *r, uint16_t *v);
+int mc_reader_u24(mc_reader *r, uint32_t *v);
+int mc_reader_u32(mc_reader *r, uint32_t *v);
+int mc_reader_u64(mc_reader *r, uint64_t *v);
+/* lenenc integer; *is_null set for 0xFB (may be NULL if caller forbids it) */
+int mc_reader_lenenc(mc_reader *r, uint64_t *v, int *is_null);
+int mc_reader_lenenc_str(mc_reader *r, const unsigned char **s, size_t *n);
+int mc_reader_bytes(mc_reader *r, size_t n, const unsigned char **s);
+/* NUL-terminated string; the NUL is consumed and not counted */
+int mc_reader_nulstr(mc_reader *r, const unsigned char **s, size_t *n);
+
+typedef struct {
+    unsigned char *buf;
+    size_t len;
+    size_t cap;
+} mc_writer;
+
+int mc_writer_init(mc_writer *w, size_t cap);      /* -1 + MemoryError */
+void mc_writer_free(mc_writer *w);
+int mc_writer_reserve(mc_writer *w, size_t extra); /* -1 + MemoryError */
+int mc_writer_put(mc_writer *w, const void *data, size_t n);
+int mc_writer_u8(mc_writer *w, uint8_t v);
+int mc_writer_u16(mc_writer *w, uint16_t v);
+int mc_writer_u32(mc_writer *w, uint32_t v);
+int mc_writer_lenenc(mc_writer *w, uint64_t v);
+int mc_writer_lenenc_str(mc_writer *w, const void *data, size_t n);
+
+static inline void mc_store_u24(unsigned char *p, uint32_t v) {
+    p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); p[2] = (unsigned char)(v >> 16);
+}
+static inline uint32_t mc_load_u24(const unsigned char *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16);
+}
+
+/* ---- encode.c: client-side literals and query formatting ---- */
+extern PyMethodDef mc_encode_methods[];
+
+/* ---- auth.c ---- */
+/* mysql_native_password scramble: out 20 bytes. Returns 0 or -1 with exception. */
+int mc_auth_native(const unsigned char *pw, size_t pwlen,
+                   const unsigned char *scramble, size_t scrlen, unsigned char out[20]);
+
+/* ---- conn.c ---- */
+int mc_conn_add_type(PyObject *module);
+
+/* ---- decode_text.c ---- */
+/* Per-column decoder kinds, chosen once per result set. */
+typedef enum {
+    MC_DEC_BYTES = 0,
+    MC_DEC_STR_UTF8,
+    MC_DEC_STR_LATIN1,
+    MC_DEC_STR_ASCII,
+    MC_DEC_STR_CODEC,     /* Python codec by name */
+    MC_DEC_INT,           /* signed 64-bit text integer */
+    MC_DEC_UINT,          /* unsigned 64-bit text integer */
+    MC_DEC_FLOAT,
+    MC_DEC_DECIMAL,
+    MC_DEC_DATE,
+    MC_DEC_DATETIME,
+    MC_DEC_TIME,
+    MC_DEC_CONVERTER,     /* user converter, called with str (or bytes for binary) */
+} mc_dec_kind;
+
+typedef struct {
+    mc_dec_kind kind;
+    uint8_t type;
+    uint16_t flags;
+    uint16_t charset;
+    const char *codec;      /* for MC_DEC_STR_CODEC (borrowed from codec_obj) */
+    PyObject *codec_obj;    /* owned str or NULL */
+    PyObject *converter;    /* owned callable or NULL */
+    mc_dec_kind arg_kind;   /* for MC_DEC_CONVERTER: how the converter's argument is made */
+} mc_column_plan;
+
+/* Decode one text-protocol value [s, s+n) per plan.  New ref or NULL. */
+PyObject *mc_decode_text_value(mc_state *st, const mc_column_plan *col,
+                               const unsigned char *s, size_t n);
+/* Build a plan for a column; 0 or -1. */
+int mc_plan_column(mc_state *st, mc_column_plan *col, uint8_t type, uint16_t flags,
+                   uint16_t charset, PyObject *converters);
+void mc_plan_clear(mc_column_plan *col);
+int mc_decode_init(void);   /* imports the datetime C API for this unit */
+
+#endif

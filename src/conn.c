@@ -68,6 +68,7 @@ typedef struct {
     PyObject *column_names;
     PyObject *column_tables;
     PyObject *converters;
+    int has_converters;    /* some column of the current result uses a user converter */
     uint64_t rows_read;
 } mc_conn;
 
@@ -441,6 +442,7 @@ static void clear_result(mc_conn *c) {
     }
     c->plan_len = 0;
     c->field_count = 0;
+    c->has_converters = 0;
     Py_CLEAR(c->description);
     Py_CLEAR(c->description_flags);
     Py_CLEAR(c->column_names);
@@ -543,6 +545,7 @@ static Py_ssize_t read_query_response(mc_conn *c) {
         (void)catalog_n; (void)schema_n; (void)org_table_n; (void)org_name_n;
         if (mc_plan_column(c->st, &c->plan[i], type, flags, charset, c->converters) < 0)
             goto error;
+        if (c->plan[i].converter) c->has_converters = 1;
         PyObject *pyname = decode_name(name, name_n);
         if (!pyname) goto error;
         PyTuple_SET_ITEM(c->column_names, i, pyname);
@@ -641,6 +644,17 @@ static PyObject *decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObje
     if (p != e) {
         Py_DECREF(row);
         return malformed(c, "row has more values than columns");
+    }
+    if (!keys) {
+        /* A tuple of atomic values (int, float, str, bytes, Decimal, date/time, None) cannot
+           be part of a reference cycle: untrack it now, as CPython's GC would on its first
+           pass, so that large results do not make every collection walk every row. */
+        int atomic = 1;
+        if (c->has_converters) {
+            for (Py_ssize_t i = 0; i < nc; i++)
+                if (PyObject_GC_IsTracked(PyTuple_GET_ITEM(row, i))) { atomic = 0; break; }
+        }
+        if (atomic) PyObject_GC_UnTrack(row);
     }
     return row;
 short_row:

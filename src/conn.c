@@ -69,6 +69,9 @@ typedef struct {
     PyObject *column_tables;
     PyObject *converters;
     int has_converters;    /* some column of the current result uses a user converter */
+    int replaying;         /* parsing bytes given to _replay(), no socket */
+    int capturing;         /* record every received byte into `capture` */
+    mc_writer capture;
     uint64_t rows_read;
 } mc_conn;
 
@@ -173,6 +176,10 @@ static int conn_recv_some(mc_conn *c) {
                        "Lost connection to server during query");
             return -1;
         }
+        if (c->capturing && mc_writer_put(&c->capture, dst, (size_t)n) < 0) {
+            conn_close_socket(c);
+            return -1;
+        }
         c->rend += (size_t)n;
         return 0;
     }
@@ -181,6 +188,11 @@ static int conn_recv_some(mc_conn *c) {
 /* Make sure at least `need` unread bytes are buffered. */
 static int conn_fill(mc_conn *c, size_t need) {
     if (c->rend - c->rpos >= need) return 0;
+    if (c->replaying) {
+        mc_raise(c->st->OperationalError, CR_SERVER_LOST,
+                 "replayed data ends in the middle of a packet or result");
+        return -1;
+    }
     if (c->fd < 0) {
         mc_raise(c->st->InterfaceError, 0, "connection is closed");
         return -1;
@@ -690,7 +702,7 @@ static int enter(mc_conn *c) {
                  "converter); connections cannot be shared between threads at once");
         return -1;
     }
-    if (c->fd < 0) {
+    if (c->fd < 0 && !c->replaying) {
         mc_raise(c->st->InterfaceError, 0, "connection is closed");
         return -1;
     }
@@ -750,6 +762,7 @@ static void Conn_dealloc(mc_conn *c) {
     PyMem_Free(c->rbuf);
     mc_writer_free(&c->join);
     mc_writer_free(&c->wbuf);
+    mc_writer_free(&c->capture);
     Py_CLEAR(c->module);
     tp->tp_free((PyObject *)c);
     Py_DECREF(tp);
@@ -1357,6 +1370,55 @@ static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
     Py_RETURN_NONE;
 }
 
+/* ---------------------------------------------------------------- wire replay */
+
+/* _start_capture(): record every byte received from now on (for benchmarks and fuzz corpora). */
+static PyObject *Conn_start_capture(mc_conn *c, PyObject *noargs) {
+    mc_writer_free(&c->capture);
+    if (mc_writer_init(&c->capture, 64 * 1024) < 0) return NULL;
+    c->capturing = 1;
+    Py_RETURN_NONE;
+}
+
+/* _stop_capture() -> bytes received since _start_capture(). */
+static PyObject *Conn_stop_capture(mc_conn *c, PyObject *noargs) {
+    PyObject *r = PyBytes_FromStringAndSize((const char *)c->capture.buf, (Py_ssize_t)c->capture.len);
+    c->capturing = 0;
+    mc_writer_free(&c->capture);
+    return r;
+}
+
+/* _replay(data, client_flag) -> field count: parse `data` as the server's complete response to
+   a COM_QUERY (sequence ids from 1), with no socket.  fetch()/next_result() then read from it.
+   Used by the wire-replay benchmark and the fuzz harnesses. */
+static PyObject *Conn_replay(mc_conn *c, PyObject *args) {
+    Py_buffer view;
+    unsigned long flags = CLIENT_PROTOCOL_41 | CLIENT_DEPRECATE_EOF;
+    if (!PyArg_ParseTuple(args, "y*|k", &view, &flags)) return NULL;
+    if (c->fd >= 0 || c->in_use) {
+        PyBuffer_Release(&view);
+        return mc_raise(c->st->ProgrammingError, 0, "_replay() needs an unconnected Connection");
+    }
+    unsigned char *nb = PyMem_Realloc(c->rbuf, view.len ? (size_t)view.len : 1);
+    if (!nb) { PyBuffer_Release(&view); return PyErr_NoMemory(); }
+    c->rbuf = nb;
+    c->rcap = view.len ? (size_t)view.len : 1;
+    memcpy(c->rbuf, view.buf, (size_t)view.len);
+    c->rpos = 0;
+    c->rend = (size_t)view.len;
+    PyBuffer_Release(&view);
+    c->replaying = 1;
+    c->client_flag = (uint32_t)flags;
+    c->protocol_version = 10;
+    c->state = ST_IDLE;
+    c->seq = 1;
+    c->in_use = 1;
+    Py_ssize_t nc = read_query_response(c);
+    c->in_use = 0;
+    if (nc < 0) return NULL;
+    return PyLong_FromSsize_t(nc);
+}
+
 /* ---------------------------------------------------------------- attributes */
 
 #define U64_GETTER(name, expr) \
@@ -1444,6 +1506,9 @@ static PyMethodDef Conn_methods[] = {
     {"ping", (PyCFunction)Conn_ping, METH_NOARGS, NULL},
     {"select_db", (PyCFunction)Conn_select_db, METH_O, NULL},
     {"close", (PyCFunction)Conn_close, METH_NOARGS, NULL},
+    {"_start_capture", (PyCFunction)Conn_start_capture, METH_NOARGS, NULL},
+    {"_stop_capture", (PyCFunction)Conn_stop_capture, METH_NOARGS, NULL},
+    {"_replay", (PyCFunction)Conn_replay, METH_VARARGS, NULL},
     {NULL},
 };
 

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Set up a development environment for mysqlc on a Debian/Ubuntu machine.
+# Idempotent: installs only what is missing, so re-running it is cheap.
+#
+#   bash tools/bootstrap.sh            build tools, headers, MariaDB server, .venv with
+#                                      mysqlc (editable, C extension built in place) + pytest
+#   bash tools/bootstrap.sh --peers    also the peer drivers PyMySQL and mysqlclient
+#                                      (for benchmarks and the demo)
+#
+# Environment: PYTHON (default python3) is the interpreter the venv is made from.
+# When MYSQLC_TEST_DSN is set no local MariaDB server is installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PEERS=0
+for arg in "$@"; do
+    case "$arg" in
+        --peers) PEERS=1 ;;
+        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bootstrap: unknown argument: $arg" >&2; exit 2 ;;
+    esac
+done
+
+PY="${PYTHON:-python3}"
+VENV=.venv
+say() { echo "bootstrap: $*" >&2; }
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO=sudo; fi
+fi
+
+have_server_binary() {
+    local d IFS=:
+    for d in $PATH:/usr/sbin:/usr/local/sbin:/usr/libexec:/usr/local/mysql/bin; do
+        if [ -x "$d/mariadbd" ] || [ -x "$d/mysqld" ]; then return 0; fi
+    done
+    [ -n "${MYSQLC_SERVER_BINARY:-}" ] && [ -x "$MYSQLC_SERVER_BINARY" ]
+}
+
+has_header() {   # has_header <pkg-config name> <header below /usr/include>
+    { command -v pkg-config >/dev/null 2>&1 && pkg-config --exists "$1"; } || [ -f "/usr/include/$2" ]
+}
+
+# ---- system packages --------------------------------------------------------------
+missing=()
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if ! command -v "$PY" >/dev/null 2>&1; then
+    missing+=(python3 python3-venv)
+elif ! "$PY" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+    missing+=(python3-dev)
+fi
+has_header libcrypto openssl/evp.h || missing+=(libssl-dev)
+has_header zlib zlib.h || missing+=(zlib1g-dev)
+if [ -z "${MYSQLC_TEST_DSN:-}" ] && ! have_server_binary; then
+    missing+=(mariadb-server)
+fi
+if [ "$PEERS" = 1 ]; then
+    has_header libmariadb mariadb/mysql.h || has_header mysqlclient mysql/mysql.h || missing+=(libmariadb-dev)
+fi
+
+APT_UPDATED=0
+apt_install() {
+    if ! command -v apt-get >/dev/null 2>&1; then
+        say "missing packages ($*) and no apt-get here; install their equivalents by hand"
+        return 1
+    fi
+    if [ "$(id -u)" != 0 ] && [ -z "$SUDO" ]; then
+        say "missing packages ($*): not root and no sudo; install them by hand"
+        return 1
+    fi
+    if [ "$APT_UPDATED" = 0 ]; then
+        say "apt-get update"
+        $SUDO apt-get update -qq
+        APT_UPDATED=1
+    fi
+    say "apt-get install $*"
+    # policy-rc.d keeps package scripts from starting services (e.g. the system MariaDB)
+    local policy=/usr/sbin/policy-rc.d made_policy=0
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+        $SUDO chmod 755 "$policy"
+        made_policy=1
+    fi
+    local rc=0
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2 || rc=$?
+    if [ "$made_policy" = 1 ]; then $SUDO rm -f "$policy"; fi
+    return $rc
+}
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    apt_install "${missing[@]}" || say "WARNING: could not install: ${missing[*]}"
+fi
+
+# ---- virtual environment ------------------------------------------------------------
+if [ ! -x "$VENV/bin/python" ]; then
+    rm -rf "$VENV"
+    say "creating $VENV"
+    if ! "$PY" -m venv "$VENV" >/dev/null 2>&1; then
+        rm -rf "$VENV"
+        pyver=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+        apt_install python3-venv "python$pyver-venv" || apt_install python3-venv || true
+        "$PY" -m venv "$VENV"
+    fi
+fi
+VPY="$VENV/bin/python"
+
+if ! "$VPY" -c 'import setuptools, wheel, pytest, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 64)' 2>/dev/null; then
+    say "installing pip, setuptools, wheel, pytest into $VENV"
+    "$VPY" -m pip install -q --upgrade pip
+    "$VPY" -m pip install -q --upgrade "setuptools>=64" wheel pytest
+fi
+
+# Rebuild the extension every time (sources may have changed); no network needed.
+# Quiet on success except for compiler warnings; everything on failure.
+say "building mysqlc (pip install -e .)"
+build_log="$VENV/build.log"
+if ! "$VPY" -m pip install -v --no-build-isolation --no-deps -e . >"$build_log" 2>&1; then
+    cat "$build_log" >&2
+    say "ERROR: building mysqlc failed (log above, also in $build_log)"
+    exit 1
+fi
+grep -E '(warning|error): ' "$build_log" | grep -Ev 'BuildBackendWarning|SetuptoolsDeprecationWarning' >&2 || true
+
+# ---- peer drivers -------------------------------------------------------------------
+if [ "$PEERS" = 1 ]; then
+    if ! "$VPY" -c 'import pymysql' 2>/dev/null; then
+        say "installing PyMySQL"
+        "$VPY" -m pip install -q PyMySQL || say "WARNING: PyMySQL could not be installed"
+    fi
+    if ! "$VPY" -c 'import MySQLdb' 2>/dev/null; then
+        say "installing mysqlclient"
+        "$VPY" -m pip install -q mysqlclient \
+            || say "WARNING: mysqlclient could not be installed (needs libmariadb-dev and pkg-config); continuing without it"
+    fi
+fi
+say "ready: $VPY"

@@ -1,0 +1,919 @@
+#!/usr/bin/env python3
+"""End-to-end benchmark: mysqlc against mysqlclient (MySQLdb) and PyMySQL.
+
+One server is started once by this (parent) process with ``mysqlc.server.get_server()``
+(or an existing one is used: ``--dsn`` or the MYSQLC_TEST_DSN environment variable). The
+parent creates and fills the tables, then runs every (scenario, driver) pair in its own
+worker subprocess (``bench.py --worker DRIVER SCENARIO``), so that one driver's imports,
+heap and garbage never affect another's numbers. A worker connects, does one warm-up run,
+then N timed runs, and reports for each run:
+
+* wall time (time.perf_counter) of the timed section,
+* the worker's own CPU time (time.process_time: user+sys of the client process) for the
+  same section,
+* the server process's CPU time for the same section (utime+stime from /proc/PID/stat,
+  when the server runs on this machine and its pid is known),
+
+plus its peak RSS and a digest of the rows it received. The parent compares the digests
+across drivers so a driver that returns wrong (or no) data cannot look fast.
+
+See benchmarks/README.md for how to read the output.
+"""
+
+import argparse
+import datetime
+import gc
+import hashlib
+import importlib
+import importlib.util
+import json
+import os
+import platform
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+DRIVERS = ("mysqlc", "mysqlclient", "pymysql")
+DRIVER_MODULE = {"mysqlc": "mysqlc", "mysqlclient": "MySQLdb", "pymysql": "pymysql"}
+DRIVER_DIST = {"mysqlc": "mysqlc", "mysqlclient": "mysqlclient", "pymysql": "PyMySQL"}
+SCENARIOS = ("select1", "int_200k", "mixed_100k", "datetime_200k", "wide_2k",
+             "executemany_20k")
+
+# Rows (or round trips) per scenario.
+SIZES = {
+    "full": {"select1": 5000, "int_200k": 200000, "mixed_100k": 100000,
+             "datetime_200k": 200000, "wide_2k": 2000, "executemany_20k": 20000},
+    "quick": {"select1": 500, "int_200k": 20000, "mixed_100k": 10000,
+              "datetime_200k": 20000, "wide_2k": 200, "executemany_20k": 2000},
+}
+
+# What the timed section of each scenario does (printed above its table).
+DESCRIPTION = {
+    "select1": "loop of cursor.execute('SELECT 1') + fetchall()",
+    "int_200k": "SELECT * FROM t_int, fetchall(): 10 INT/BIGINT columns",
+    "mixed_100k": "SELECT * FROM t_mixed, fetchall(): int, bigint, varchar(64), double, "
+                  "decimal(12,2), datetime, date, text NULL",
+    "datetime_200k": "SELECT * FROM t_dt, fetchall(): DATETIME(6), TIMESTAMP, DATE",
+    "wide_2k": "SELECT * FROM t_wide, fetchall(): 100 columns (51 INT, 49 VARCHAR(32))",
+    "executemany_20k": "executemany('INSERT INTO t_ins VALUES (%s,%s,%s,%s)', rows) + commit",
+}
+
+SELECT_SQL = {
+    "int_200k": "SELECT * FROM t_int",
+    "mixed_100k": "SELECT * FROM t_mixed",
+    "datetime_200k": "SELECT * FROM t_dt",
+    "wide_2k": "SELECT * FROM t_wide",
+}
+SCENARIO_TABLE = {"int_200k": "t_int", "mixed_100k": "t_mixed", "datetime_200k": "t_dt",
+                  "wide_2k": "t_wide"}
+
+INSERT_SQL = "INSERT INTO t_ins VALUES (%s,%s,%s,%s)"
+WIDE_COLUMNS = 100
+SCHEMA_VERSION = "bench-v1"
+WORKER_TIMEOUT = 900  # seconds for one (driver, scenario) worker
+
+
+# --------------------------------------------------------------------------------------
+# Server helper (mysqlc/server.py) and DSN handling
+# --------------------------------------------------------------------------------------
+
+def load_server_module():
+    """Return the mysqlc.server module, even when ``import mysqlc`` fails.
+
+    ``mysqlc/server.py`` is pure Python and does not need the C extension; when the package
+    import fails (extension not built, or the package is not installed), the file is loaded
+    straight from the repository.
+    """
+    try:
+        from mysqlc import server  # noqa: WPS433
+        return server
+    except Exception as exc:  # ImportError, or an error in mysqlc/__init__
+        first_error = exc
+    path = os.path.join(REPO, "mysqlc", "server.py")
+    if not os.path.exists(path):
+        raise RuntimeError("cannot import mysqlc.server (%s) and %s does not exist"
+                           % (first_error, path))
+    spec = importlib.util.spec_from_file_location("_mysqlc_server_standalone", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class DsnServer:
+    """An existing server given with --dsn, with the attributes of mysqlc.server's objects.
+
+    DSN form: ``mysql://user:password@host:port/database`` or
+    ``mysql://user:password@/database?unix_socket=/path/to/socket``.
+    """
+
+    def __init__(self, dsn):
+        u = urllib.parse.urlsplit(dsn)
+        if u.scheme not in ("mysql", "mariadb", ""):
+            raise SystemExit("--dsn: unsupported scheme %r (use mysql://user:pw@host:port/db)"
+                             % u.scheme)
+        q = urllib.parse.parse_qs(u.query)
+        self.host = u.hostname or "127.0.0.1"
+        self.port = u.port or 3306
+        self.user = urllib.parse.unquote(u.username or "root")
+        self.password = urllib.parse.unquote(u.password or "")
+        self.database = (u.path or "/").lstrip("/") or "test"
+        self.unix_socket = q.get("unix_socket", [None])[0]
+        self.pid = None
+
+    def connect_kwargs(self, root=False, unix=False):
+        kw = dict(user=self.user, password=self.password, database=self.database)
+        if unix and self.unix_socket:
+            kw["unix_socket"] = self.unix_socket
+        else:
+            kw.update(host=self.host, port=self.port)
+        return kw
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def server_cpu_seconds(pid):
+    """utime+stime of process ``pid`` (all its threads) in seconds, or None."""
+    if not pid:
+        return None
+    try:
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rindex(b")") + 2:].split()
+    # fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def local_server_pid(pid_file, host_is_local):
+    """Pid of a server on this machine, from its @@pid_file; None when not applicable."""
+    if not host_is_local or not pid_file:
+        return None
+    try:
+        with open(pid_file) as f:
+            pid = int(f.read().strip())
+        with open("/proc/%d/comm" % pid) as f:
+            comm = f.read().strip()
+    except (OSError, ValueError):
+        return None
+    return pid if comm in ("mariadbd", "mysqld") else None
+
+
+def is_local_host(host):
+    if host in (None, "", "localhost"):
+        return True
+    try:
+        return socket.gethostbyname(host).startswith("127.")
+    except OSError:
+        return False
+
+
+# --------------------------------------------------------------------------------------
+# Worker side: driver import and connection (the same for every driver)
+# --------------------------------------------------------------------------------------
+
+def import_driver(name):
+    modname = DRIVER_MODULE[name]
+    try:
+        return importlib.import_module(modname)
+    except ImportError:
+        if name != "mysqlc":
+            raise
+    # mysqlc built in place (setup.py build_ext --inplace) but not installed.
+    sys.path.insert(0, REPO)
+    sys.modules.pop("mysqlc", None)
+    return importlib.import_module(modname)
+
+
+def driver_version(name, mod):
+    version = getattr(mod, "__version__", None)
+    if not version:
+        try:
+            from importlib import metadata
+            version = metadata.version(DRIVER_DIST[name])
+        except Exception:
+            version = None
+    if not version and hasattr(mod, "version_info"):
+        version = ".".join(str(x) for x in mod.version_info[:3])
+    extra = ""
+    if name == "mysqlclient" and hasattr(mod, "get_client_info"):
+        extra = " (C client library %s)" % mod.get_client_info()
+    return "%s%s" % (version or "unknown", extra)
+
+
+def driver_connect(mod, kwargs):
+    """Connect with utf8mb4 and autocommit off, the same way for every driver."""
+    kw = dict(kwargs)
+    kw["charset"] = "utf8mb4"
+    try:
+        conn = mod.connect(autocommit=False, **kw)
+    except TypeError:
+        conn = mod.connect(**kw)
+    try:
+        conn.autocommit(False)
+    except Exception:
+        pass
+    return conn
+
+
+def digest_rows(rows, h=None):
+    h = h or hashlib.sha1()
+    n = 0
+    for row in rows:
+        h.update(repr(tuple(row)).encode())
+        h.update(b"\n")
+        n += 1
+    return h, n
+
+
+def short(row, limit=160):
+    text = repr(tuple(row)) if row is not None else "None"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def executemany_rows(n):
+    base = datetime.datetime(2020, 1, 1)
+    rows = []
+    for i in range(1, n + 1):
+        if i % 10 == 0:
+            name = "caf\u00e9 \u20ac%d" % i
+        elif i % 7 == 0:
+            name = "it's a \\ %d" % i
+        else:
+            name = "item %d" % i
+        created = base + datetime.timedelta(seconds=i * 37, microseconds=(i * 104729) % 1000000)
+        rows.append((i, (i * 7919) % 2000003 - 1000000, name, created))
+    return rows
+
+
+def rss_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
+
+
+def worker_main(driver, scenario, spec):
+    result = {"driver": driver, "scenario": scenario, "runs": [], "warmup": None}
+    mod = import_driver(driver)
+    result["version"] = driver_version(driver, mod)
+    result["module_file"] = getattr(mod, "__file__", None)
+    conn = driver_connect(mod, spec["connect"])
+    cur = conn.cursor()
+    cur.execute("SELECT @@autocommit, @@character_set_client, @@character_set_results, "
+                "@@character_set_connection")
+    result["session"] = [str(x) for x in cur.fetchall()[0]]
+    result["cursor_class"] = type(cur).__module__ + "." + type(cur).__name__
+    conn.rollback()
+    result["rss_mb_connected"] = rss_mb()
+
+    n = spec["size"]
+    pid = spec.get("server_pid")
+
+    if scenario == "select1":
+        def body():
+            last = None
+            for _ in range(n):
+                cur.execute("SELECT 1")
+                last = cur.fetchall()
+            return last
+
+        def check(last):
+            h, _ = digest_rows(last)
+            return n, h.hexdigest()[:16], short(last[0]), short(last[-1])
+
+    elif scenario == "executemany_20k":
+        rows = executemany_rows(n)
+
+        def prepare():
+            cur.execute("TRUNCATE TABLE t_ins")
+            conn.commit()
+
+        def body():
+            cur.executemany(INSERT_SQL, rows)
+            conn.commit()
+            return None
+
+        def check(_):
+            cur.execute("SELECT COUNT(*), SUM(id), SUM(qty), "
+                        "SUM(CRC32(CONCAT_WS('|', id, qty, name, created))) FROM t_ins")
+            agg = cur.fetchall()[0]
+            cur.execute("SELECT * FROM t_ins ORDER BY id LIMIT 1")
+            first = cur.fetchall()[0]
+            cur.execute("SELECT * FROM t_ins ORDER BY id DESC LIMIT 1")
+            last = cur.fetchall()[0]
+            conn.rollback()
+            digest = hashlib.sha1(repr(tuple(str(x) for x in agg)).encode()).hexdigest()[:16]
+            return int(agg[0]), digest, short(first), short(last)
+
+    else:
+        sql = SELECT_SQL[scenario]
+
+        def body():
+            cur.execute(sql)
+            return cur.fetchall()
+
+        def check(rows):
+            h, count = digest_rows(rows)
+            return (count, h.hexdigest()[:16], short(rows[0] if count else None),
+                    short(rows[-1] if count else None))
+
+    def one_run():
+        if scenario == "executemany_20k":
+            prepare()
+        gc.collect()
+        s0 = server_cpu_seconds(pid)
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        out = body()
+        t1 = time.perf_counter()
+        c1 = time.process_time()
+        s1 = server_cpu_seconds(pid)
+        run = {"wall_s": t1 - t0, "cpu_s": c1 - c0,
+               "server_cpu_s": (s1 - s0) if s0 is not None and s1 is not None else None}
+        return run, out
+
+    run, out = one_run()
+    count, digest, first, last = check(out)
+    result["warmup"] = run
+    result.update(count=count, digest=digest, first=first, last=last)
+    del out
+    for _ in range(spec["repeat"]):
+        run, out = one_run()
+        if scenario == "executemany_20k":
+            c2, d2, _, _ = check(out)
+        elif scenario == "select1":
+            c2, d2 = count, digest
+        else:
+            c2, d2 = len(out), digest  # full digest on the warm-up run only
+        run["count"] = c2
+        if c2 != count or d2 != digest:
+            result["unstable"] = "a timed run returned %s rows / digest %s" % (c2, d2)
+        del out
+        result["runs"].append(run)
+    result["rss_mb_peak"] = rss_mb()
+    cur.close()
+    conn.close()
+    return result
+
+
+def probe_main(driver):
+    try:
+        mod = import_driver(driver)
+        if not hasattr(mod, "connect"):
+            raise ImportError("module %s has no connect()" % DRIVER_MODULE[driver])
+        return {"available": True, "version": driver_version(driver, mod),
+                "module_file": getattr(mod, "__file__", None)}
+    except Exception as exc:
+        return {"available": False, "error": "%s: %s" % (type(exc).__name__, exc)}
+
+
+# --------------------------------------------------------------------------------------
+# Setup: tables filled server-side with INSERT ... SELECT from a number sequence
+# --------------------------------------------------------------------------------------
+
+def table_defs(sizes, scenarios):
+    """{table: (create_sql, insert_select_sql or None, rows)} for the scenarios asked."""
+    s = "q.s"  # the sequence number, signed
+    defs = {}
+    if "int_200k" in scenarios:
+        n = sizes["int_200k"]
+        defs["t_int"] = (
+            "CREATE TABLE t_int (id INT NOT NULL PRIMARY KEY, c1 INT NOT NULL, "
+            "c2 BIGINT NOT NULL, c3 INT NOT NULL, c4 BIGINT NOT NULL, c5 INT NOT NULL, "
+            "c6 BIGINT NOT NULL, c7 INT NOT NULL, c8 BIGINT NOT NULL, c9 INT NOT NULL) "
+            "ENGINE=InnoDB",
+            "INSERT INTO t_int SELECT {s}, ({s} * 7919) % 2000003 - 1000000, {s} * 2654435761, "
+            "{s} % 1000, -({s} * 1000003) * 1000003, 2147483647 - {s}, "
+            "({s} * 40503) % 9973 - 4986, ({s} * 37) % 65536, "
+            "9223372036854775807 - {s} * 1000000007, "
+            "CASE WHEN {s} % 3 = 0 THEN -{s} ELSE {s} * 3 END FROM {src}",
+            n)
+    if "mixed_100k" in scenarios:
+        n = sizes["mixed_100k"]
+        defs["t_mixed"] = (
+            "CREATE TABLE t_mixed (id INT NOT NULL PRIMARY KEY, i INT NOT NULL, "
+            "b BIGINT NOT NULL, name VARCHAR(64) NOT NULL, d DOUBLE NOT NULL, "
+            "price DECIMAL(12,2) NOT NULL, created DATETIME NOT NULL, day DATE NOT NULL, "
+            "notes TEXT NULL) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+            "INSERT INTO t_mixed SELECT {s}, ({s} * 7919) % 2000003 - 1000000, "
+            "({s} * 2654435761) * (CASE WHEN {s} % 2 = 0 THEN 1000 ELSE -1000 END), "
+            "CONCAT(CASE {s} % 4 WHEN 0 THEN 'Zo\u00eb ' WHEN 1 THEN 'item ' "
+            "WHEN 2 THEN '\u041f\u0440\u0435\u043c\u0456\u0443\u043c ' ELSE 'x ' END, {s}, ' ', "
+            "LEFT(MD5({s}), 12)), "
+            "({s} % 1000 - 500) * 1.5e0 + {s} / 7e0, "
+            "(({s} * 7919) % 10000000) / 100 - 20000, "
+            "DATE_ADD('2000-01-01 00:00:00', INTERVAL ({s} * 7919) % 700000000 SECOND), "
+            "DATE_ADD('1990-01-01', INTERVAL {s} % 15000 DAY), "
+            "CASE WHEN {s} % 5 = 0 THEN NULL "
+            "ELSE REPEAT(CONCAT('note ', {s}, ' '), 1 + {s} % 6) END FROM {src}",
+            n)
+    if "datetime_200k" in scenarios:
+        n = sizes["datetime_200k"]
+        defs["t_dt"] = (
+            "CREATE TABLE t_dt (dt DATETIME(6) NOT NULL, ts TIMESTAMP NULL DEFAULT NULL, "
+            "d DATE NOT NULL) ENGINE=InnoDB",
+            "INSERT INTO t_dt SELECT "
+            "DATE_ADD(DATE_ADD('2001-01-01 00:00:00', INTERVAL ({s} * 7919) % 600000000 SECOND), "
+            "INTERVAL ({s} * 104729) % 1000000 MICROSECOND), "
+            "FROM_UNIXTIME(946684800 + ({s} * 7919) % 900000000), "
+            "DATE_ADD('1970-01-01', INTERVAL ({s} * 13) % 40000 DAY) FROM {src}",
+            n)
+    if "wide_2k" in scenarios:
+        n = sizes["wide_2k"]
+        cols, exprs = ["c000 INT NOT NULL PRIMARY KEY"], ["{s}"]
+        for k in range(1, WIDE_COLUMNS):
+            if k % 2:
+                cols.append("c%03d INT NOT NULL" % k)
+                exprs.append("({s} * %d) %% 1000003 - 500000" % (k * 7919 + 1))
+            else:
+                cols.append("c%03d VARCHAR(32) NOT NULL" % k)
+                exprs.append("CONCAT('w%d-', ({s} * %d) %% 99991)" % (k, k))
+        defs["t_wide"] = (
+            "CREATE TABLE t_wide (%s) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4" % ", ".join(cols),
+            "INSERT INTO t_wide SELECT %s FROM {src}" % ", ".join(exprs),
+            n)
+    if "executemany_20k" in scenarios:
+        defs["t_ins"] = (
+            "CREATE TABLE t_ins (id INT NOT NULL PRIMARY KEY, qty BIGINT NOT NULL, "
+            "name VARCHAR(64) NOT NULL, created DATETIME(6) NOT NULL) "
+            "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+            None, 0)
+    return {name: (create, fill.replace("{s}", s) if fill else None, n)
+            for name, (create, fill, n) in defs.items()}
+
+
+def setup_main(driver, spec):
+    """Create and fill the tables (skipped when already there with the same definition)."""
+    mod = import_driver(driver)
+    conn = driver_connect(mod, spec["connect"])
+    cur = conn.cursor()
+    info = {"driver": driver}
+
+    def one(sql):
+        cur.execute(sql)
+        return cur.fetchall()[0]
+
+    info["server_version"] = one("SELECT VERSION()")[0]
+    info["version_comment"] = one("SELECT @@version_comment")[0]
+    try:
+        info["pid_file"] = one("SELECT @@pid_file")[0]
+    except Exception:
+        info["pid_file"] = None
+    cur.execute("SET SESSION time_zone = '+00:00'")
+    cur.execute("SELECT ENGINE FROM information_schema.ENGINES "
+                "WHERE ENGINE = 'SEQUENCE' AND SUPPORT IN ('YES', 'DEFAULT')")
+    has_sequence = bool(cur.fetchall())
+    cur.execute("CREATE TABLE IF NOT EXISTS bench_meta (name VARCHAR(64) PRIMARY KEY, "
+                "signature VARCHAR(255) NOT NULL)")
+    conn.commit()
+    defs = table_defs(spec["sizes"], spec["scenarios"])
+    max_n = max([n for _, _, n in defs.values()] + [1])
+    if not has_sequence:
+        # Portable number source: 1..10^6 from a cross join of digits.
+        cur.execute("DROP TABLE IF EXISTS bench_digits")
+        cur.execute("CREATE TABLE bench_digits (d INT NOT NULL)")
+        cur.execute("INSERT INTO bench_digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9)")
+        cur.execute("DROP TABLE IF EXISTS bench_seq")
+        cur.execute("CREATE TABLE bench_seq (seq INT NOT NULL PRIMARY KEY)")
+        cur.execute("INSERT INTO bench_seq SELECT 1 + a.d + 10*b.d + 100*c.d + 1000*e.d "
+                    "+ 10000*f.d + 100000*g.d AS seq FROM bench_digits a, bench_digits b, "
+                    "bench_digits c, bench_digits e, bench_digits f, bench_digits g "
+                    "HAVING seq <= %d" % max_n)
+        conn.commit()
+    info["tables"] = {}
+    for name, (create, fill, n) in defs.items():
+        signature = "%s|%s|%s|%d" % (SCHEMA_VERSION, hashlib.sha1(create.encode()).hexdigest(),
+                                     hashlib.sha1((fill or "").encode()).hexdigest(), n)
+        cur.execute("SELECT signature FROM bench_meta WHERE name = %s", (name,))
+        found = cur.fetchall()
+        if found and found[0][0] == signature:
+            try:
+                cur.execute("SELECT COUNT(*) FROM %s" % name)
+                if cur.fetchall()[0][0] == n or fill is None:
+                    info["tables"][name] = {"rows": n, "reused": True, "seconds": 0.0}
+                    continue
+            except Exception:
+                pass
+        t0 = time.perf_counter()
+        cur.execute("DROP TABLE IF EXISTS %s" % name)
+        cur.execute(create)
+        if fill:
+            if has_sequence:
+                src = "(SELECT CAST(seq AS SIGNED) AS s FROM seq_1_to_%d) q" % n
+            else:
+                src = "(SELECT CAST(seq AS SIGNED) AS s FROM bench_seq WHERE seq <= %d) q" % n
+            cur.execute(fill.replace("{src}", src))
+        cur.execute("REPLACE INTO bench_meta VALUES (%s, %s)", (name, signature))
+        conn.commit()
+        info["tables"][name] = {"rows": n, "reused": False,
+                                "seconds": round(time.perf_counter() - t0, 3)}
+    cur.execute("ANALYZE TABLE %s" % ", ".join(defs) if defs else "SELECT 1")
+    cur.fetchall()
+    conn.commit()
+    conn.close()
+    return info
+
+
+# --------------------------------------------------------------------------------------
+# Parent: orchestration and report
+# --------------------------------------------------------------------------------------
+
+def run_child(args, spec, timeout=WORKER_TIMEOUT):
+    """Run ``bench.py <args>`` with ``spec`` on stdin; return (result dict or None, error)."""
+    with tempfile.NamedTemporaryFile(prefix="mysqlc-bench-", suffix=".json",
+                                     delete=False) as tmp:
+        out_path = tmp.name
+    spec = dict(spec, result_path=out_path)
+    cmd = [sys.executable, os.path.abspath(__file__)] + args
+    try:
+        proc = subprocess.run(cmd, input=json.dumps(spec), text=True, capture_output=True,
+                              timeout=timeout)
+        with open(out_path) as f:
+            text = f.read()
+        if proc.returncode == 0 and text:
+            return json.loads(text), None
+        err = (proc.stderr or "").strip().splitlines()
+        if text:
+            data = json.loads(text)
+            if data.get("error"):
+                return None, data["error"]
+        detail = err[-1] if err else ""
+        if proc.returncode < 0:
+            detail = "killed by signal %d %s" % (-proc.returncode, detail)
+        return None, "exit status %d: %s" % (proc.returncode, detail)
+    except subprocess.TimeoutExpired:
+        return None, "timed out after %d s" % timeout
+    finally:
+        try:
+            os.unlink(out_path)
+        except OSError:
+            pass
+
+
+def child_entry(argv):
+    """Entry point of a subprocess (--worker / --probe / --setup)."""
+    spec = json.loads(sys.stdin.read() or "{}")
+    path = spec.get("result_path")
+    try:
+        if argv[0] == "--worker":
+            res = worker_main(argv[1], argv[2], spec)
+        elif argv[0] == "--probe":
+            res = probe_main(argv[1])
+        else:
+            res = setup_main(argv[1], spec)
+        status = 0
+    except Exception as exc:
+        res = {"error": "%s: %s" % (type(exc).__name__, exc)}
+        traceback.print_exc()
+        status = 1
+    if path:
+        with open(path, "w") as f:
+            json.dump(res, f)
+    else:
+        print(json.dumps(res))
+    return status
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def fmt_int(x):
+    return "{:,.0f}".format(x)
+
+
+def fmt_ms(x):
+    return "-" if x is None else "%.1f" % (x * 1000.0)
+
+
+def summarize(res, size):
+    runs = res["runs"]
+    walls = [r["wall_s"] for r in runs]
+    cpus = [r["cpu_s"] for r in runs]
+    servers = [r["server_cpu_s"] for r in runs if r.get("server_cpu_s") is not None]
+    med_wall = statistics.median(walls)
+    med_cpu = statistics.median(cpus)
+    return {
+        "wall_best_s": min(walls), "wall_median_s": med_wall,
+        "cpu_median_s": med_cpu, "cpu_best_s": min(cpus),
+        "server_cpu_median_s": statistics.median(servers) if servers else None,
+        "per_second": size / med_wall if med_wall > 0 else float("inf"),
+        "cpu_us_per_row": med_cpu / size * 1e6,
+        "rss_mb_peak": res.get("rss_mb_peak"),
+    }
+
+
+def print_table(headers, rows, out):
+    widths = [max(len(str(h)), *(len(str(r[i])) for r in rows)) for i, h in enumerate(headers)]
+    line = "  ".join(("%-*s" if i == 0 else "%*s") % (w, h)
+                     for i, (w, h) in enumerate(zip(widths, headers)))
+    out.append(line)
+    out.append("-" * len(line))
+    for r in rows:
+        out.append("  ".join(("%-*s" if i == 0 else "%*s") % (w, c)
+                             for i, (w, c) in enumerate(zip(widths, r))))
+
+
+def report(results, sizes, scenarios, drivers):
+    """Text report; also fills results[scenario]['summary'] / ['check']."""
+    out = []
+    for scenario in scenarios:
+        n = sizes[scenario]
+        unit = "queries/s" if scenario == "select1" else "rows/s"
+        per = "µs/query" if scenario == "select1" else "µs/row"
+        what = "%s round trips" % fmt_int(n) if scenario == "select1" else "%s rows" % fmt_int(n)
+        out.append("")
+        out.append("== %s: %s (%s) ==" % (scenario, DESCRIPTION[scenario], what))
+        rows = []
+        ok = {}
+        notes = []
+        mismatch = False
+        by_driver = results[scenario]
+        digests = {d: r["result"]["digest"] for d, r in by_driver.items() if r.get("result")}
+        # The digest most drivers agree on is taken as right; without a strict majority
+        # (e.g. two drivers that disagree) every driver is flagged.
+        majority = None
+        if digests:
+            values = list(digests.values())
+            best = max(set(values), key=values.count)
+            if values.count(best) * 2 > len(values):
+                majority = best
+        for d in drivers:
+            entry = by_driver.get(d)
+            if entry is None:
+                continue
+            if entry.get("skipped"):
+                notes.append("%s skipped: %s" % (d, entry["skipped"]))
+                continue
+            if entry.get("error"):
+                rows.append([d, "-", "-", "-", "-", "-", "-", "ERROR"])
+                notes.append("%s failed: %s" % (d, entry["error"]))
+                continue
+            res = entry["result"]
+            summ = summarize(res, n)
+            entry["summary"] = summ
+            check = "ok"
+            if res["count"] != n and scenario != "select1":
+                check = "WRONG COUNT %d" % res["count"]
+            elif len(set(digests.values())) > 1 and res["digest"] != majority:
+                check = "MISMATCH"
+                mismatch = True
+            elif res.get("unstable"):
+                check = "UNSTABLE"
+            elif res["session"][0] != "0" or set(res["session"][1:]) != {"utf8mb4"}:
+                check = "SESSION"
+                notes.append("%s session differs: autocommit, charset client/results/"
+                             "connection = %s" % (d, ", ".join(res["session"])))
+            entry["check"] = check
+            ok[d] = check == "ok"
+            rows.append([
+                d, fmt_int(summ["per_second"]),
+                "%s / %s" % (fmt_ms(summ["wall_best_s"]), fmt_ms(summ["wall_median_s"])),
+                fmt_ms(summ["cpu_median_s"]), "%.3f" % summ["cpu_us_per_row"],
+                fmt_ms(summ["server_cpu_median_s"]),
+                "%.0f" % summ["rss_mb_peak"] if summ["rss_mb_peak"] else "-",
+                check,
+            ])
+        if rows:
+            print_table(["driver", unit, "wall ms best/med", "client CPU ms", "CPU " + per,
+                         "server CPU ms", "peak RSS MB", "check"], rows, out)
+        out.extend(notes)
+        mine = by_driver.get("mysqlc", {}).get("summary")
+        if mine:
+            parts_cpu, parts_wall = [], []
+            for d in drivers:
+                other = by_driver.get(d, {}).get("summary")
+                if d == "mysqlc" or not other:
+                    continue
+                parts_cpu.append("%.2f× %s" % (mine["cpu_median_s"] / other["cpu_median_s"], d))
+                parts_wall.append("%.2f× %s" % (mine["wall_median_s"] / other["wall_median_s"], d))
+            if parts_cpu:
+                caveat = ""
+                if not ok.get("mysqlc"):
+                    caveat = "   (not comparable: mysqlc check = %s)" % by_driver["mysqlc"]["check"]
+                out.append("mysqlc client CPU = " + ", ".join(parts_cpu) + caveat)
+                out.append("mysqlc wall time  = " + ", ".join(parts_wall) + caveat)
+        wrong = [d for d, e in by_driver.items()
+                 if e.get("check", "ok") not in ("ok", "SESSION")]
+        if mismatch or wrong:
+            out.append("!! results differ between drivers:")
+            for d, entry in by_driver.items():
+                res = entry.get("result")
+                if res:
+                    out.append("   %-12s count=%s digest=%s" % (d, res["count"], res["digest"]))
+                    out.append("   %-12s first=%s" % ("", res["first"]))
+                    out.append("   %-12s last=%s" % ("", res["last"]))
+    return out
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("--worker", "--probe", "--setup"):
+        return child_entry(argv)
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--drivers", default=",".join(DRIVERS),
+                   help="comma-separated subset of %s" % ",".join(DRIVERS))
+    p.add_argument("--scenarios", default=",".join(SCENARIOS),
+                   help="comma-separated subset of %s" % ",".join(SCENARIOS))
+    p.add_argument("--repeat", type=int, default=None,
+                   help="timed runs per (driver, scenario) after one warm-up run "
+                        "(default 5; 3 with --quick)")
+    p.add_argument("--quick", action="store_true",
+                   help="10x smaller sizes for a smoke run (< 1 minute)")
+    p.add_argument("--dsn", help="use an existing server: mysql://user:pw@host:port/db "
+                                 "(or ...@/db?unix_socket=PATH); default: a private server "
+                                 "from mysqlc.server.get_server() (which honours MYSQLC_TEST_DSN)")
+    p.add_argument("--unix", action="store_true",
+                   help="connect over the unix socket instead of TCP (all drivers)")
+    p.add_argument("--json", metavar="PATH", help="write all measurements to this JSON file")
+    args = p.parse_args(argv)
+
+    drivers = [d.strip() for d in args.drivers.split(",") if d.strip()]
+    scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
+    for d in drivers:
+        if d not in DRIVERS:
+            p.error("unknown driver %r (choose from %s)" % (d, ", ".join(DRIVERS)))
+    for s in scenarios:
+        if s not in SCENARIOS:
+            p.error("unknown scenario %r (choose from %s)" % (s, ", ".join(SCENARIOS)))
+    repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
+    if repeat < 1:
+        p.error("--repeat must be >= 1")
+    sizes = SIZES["quick" if args.quick else "full"]
+
+    t_start = time.perf_counter()
+    print("mysqlc benchmark: %s" % ", ".join(scenarios), flush=True)
+
+    probes = {}
+    for d in drivers:
+        res, err = run_child(["--probe", d], {}, timeout=120)
+        probes[d] = res if res else {"available": False, "error": err}
+    available = [d for d in drivers if probes[d].get("available")]
+    if not available:
+        print("no driver available:", file=sys.stderr)
+        for d in drivers:
+            print("  %s: %s" % (d, probes[d].get("error")), file=sys.stderr)
+        return 2
+
+    try:
+        server_mod = load_server_module()
+    except Exception as exc:
+        if not args.dsn:
+            print("cannot load mysqlc.server: %s" % exc, file=sys.stderr)
+            return 2
+        server_mod = None
+    if args.dsn:
+        server_ctx = server_mod.ExternalServer(args.dsn) if server_mod else DsnServer(args.dsn)
+        server_kind = "external (--dsn)"
+    else:
+        server_ctx = server_mod.get_server()
+        server_kind = None
+
+    try:
+        srv = server_ctx.__enter__()
+    except Exception as exc:
+        print("no server: %s" % exc, file=sys.stderr)
+        return 2
+    try:
+        return run_all(args, srv, server_kind, probes, drivers, available, scenarios,
+                       sizes, repeat, t_start)
+    finally:
+        server_ctx.__exit__(None, None, None)
+
+
+def run_all(args, srv, server_kind, probes, drivers, available, scenarios, sizes, repeat,
+            t_start):
+    """Set up the tables on ``srv``, run every worker, print and save the report."""
+    if server_kind is None:
+        server_kind = ("private (pid %s)" % srv.pid) if srv.pid else \
+            "external (MYSQLC_TEST_DSN)"
+    if args.unix and not srv.unix_socket:
+        print("--unix: the server has no unix socket", file=sys.stderr)
+        return 2
+    connect = srv.connect_kwargs(unix=args.unix)
+    transport = ("unix socket %s" % connect["unix_socket"]) if args.unix else \
+        "TCP %s:%s" % (connect["host"], connect["port"])
+
+    # Set up with the most forgiving available driver (pure Python first).
+    setup_info, err = None, None
+    for d in ("pymysql", "mysqlclient", "mysqlc"):
+        if d in available:
+            setup_info, err = run_child(["--setup", d], {
+                "connect": connect, "sizes": sizes, "scenarios": scenarios})
+            if setup_info:
+                break
+            print("setup with %s failed: %s" % (d, err), file=sys.stderr)
+    if not setup_info:
+        print("could not create the benchmark tables", file=sys.stderr)
+        return 2
+    server_pid = srv.pid
+    if server_pid is None:
+        server_pid = local_server_pid(setup_info.get("pid_file"),
+                                      args.unix or is_local_host(connect.get("host")))
+
+    header = [
+        "machine : %s, %d cores, %s %s" % (cpu_model(), os.cpu_count() or 0,
+                                            platform.system(), platform.release()),
+        "python  : %s %s (%s)" % (platform.python_implementation(),
+                                  platform.python_version(), sys.executable),
+    ]
+    for d in drivers:
+        pr = probes[d]
+        if pr.get("available"):
+            header.append("driver  : %-11s %s" % (d, pr["version"]))
+        else:
+            header.append("driver  : %-11s skipped (%s)" % (d, pr.get("error")))
+    header.append("server  : %s %s, %s, %s; server CPU %s" % (
+        setup_info["server_version"], setup_info.get("version_comment") or "",
+        server_kind, transport,
+        ("from /proc/%d/stat" % server_pid) if server_pid else "not measured (not local)"))
+    built = ["%s %s rows%s" % (t, fmt_int(i["rows"]),
+                               " (reused)" if i["reused"] else " in %.1f s" % i["seconds"])
+             for t, i in setup_info["tables"].items()]
+    header.append("tables  : " + (", ".join(built) or "none"))
+    header.append("method  : 1 warm-up + %d timed runs per driver and scenario, each in its "
+                  "own process; default cursor, fetchall(), utf8mb4, autocommit off"
+                  % repeat)
+    print("\n".join(header), flush=True)
+
+    results = {}
+    for scenario in scenarios:
+        results[scenario] = {}
+        for d in drivers:
+            if not probes[d].get("available"):
+                results[scenario][d] = {"skipped": probes[d].get("error") or "not available"}
+                continue
+            t0 = time.perf_counter()
+            spec = {"connect": connect, "size": sizes[scenario], "repeat": repeat,
+                    "server_pid": server_pid}
+            res, err = run_child(["--worker", d, scenario], spec)
+            took = time.perf_counter() - t0
+            if res:
+                results[scenario][d] = {"result": res}
+                print("  %-16s %-12s %6.1f s" % (scenario, d, took), flush=True)
+            else:
+                results[scenario][d] = {"error": err}
+                print("  %-16s %-12s FAILED: %s" % (scenario, d, err), flush=True)
+
+    lines = report(results, sizes, scenarios, drivers)
+    print("\n".join(lines))
+    total = time.perf_counter() - t_start
+    print("\ntotal %.1f s" % total)
+
+    problems = []
+    for scenario in scenarios:
+        for d, entry in results[scenario].items():
+            if entry.get("error"):
+                problems.append("%s/%s: error" % (scenario, d))
+            elif entry.get("check") not in (None, "ok"):
+                problems.append("%s/%s: %s" % (scenario, d, entry["check"]))
+
+    if args.json:
+        doc = {
+            "started": datetime.datetime.now().isoformat(timespec="seconds"),
+            "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+                        "system": platform.platform()},
+            "python": platform.python_version(),
+            "drivers": probes, "server": dict(setup_info, kind=server_kind,
+                                               transport=transport, pid=server_pid),
+            "repeat": repeat, "quick": args.quick, "sizes": {s: sizes[s] for s in scenarios},
+            "clk_tck": CLK_TCK, "results": results, "problems": problems,
+            "total_seconds": total,
+        }
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1, default=str)
+        print("wrote %s" % args.json)
+
+    if problems:
+        print("PROBLEMS: " + "; ".join(problems))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

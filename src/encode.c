@@ -955,6 +955,12 @@ lit_append(obuf *b, PyObject *obj, const enc_opts *o)
 /* ------------------------------------------------------------------------ */
 /* argument parsing for METH_FASTCALL | METH_KEYWORDS                        */
 
+#if PY_VERSION_HEX < 0x030C0000
+#define ENC_UNICODE_READY(o) PyUnicode_IS_READY(o)
+#else
+#define ENC_UNICODE_READY(o) 1     /* every str is ready since 3.12 */
+#endif
+
 static int
 parse_args(const char *fname, const char *const *names, Py_ssize_t nnames,
            Py_ssize_t nrequired, PyObject *const *args, Py_ssize_t nargs,
@@ -973,18 +979,27 @@ parse_args(const char *fname, const char *const *names, Py_ssize_t nnames,
         out[i] = args[i];
     if (kwnames) {
         Py_ssize_t nkw = PyTuple_GET_SIZE(kwnames);
+        Py_ssize_t hint = nargs;     /* keywords usually come in signature order */
         for (Py_ssize_t k = 0; k < nkw; k++) {
             PyObject *key = PyTuple_GET_ITEM(kwnames, k);
-            Py_ssize_t j = nnames;
-            Py_ssize_t klen;
-            const char *ks = PyUnicode_AsUTF8AndSize(key, &klen);
-            if (!ks)
-                return -1;
-            for (j = 0; j < nnames; j++)
-                if (strlen(names[j]) == (size_t)klen && memcmp(names[j], ks, (size_t)klen) == 0)
-                    break;
+            Py_ssize_t j = nnames, klen = 0;
+            const char *ks = NULL;
+            if (PyUnicode_Check(key) && ENC_UNICODE_READY(key) && PyUnicode_IS_ASCII(key)) {
+                ks = (const char *)PyUnicode_1BYTE_DATA(key);
+                klen = PyUnicode_GET_LENGTH(key);
+            }
+            if (ks && klen > 0) {
+                for (Py_ssize_t t = 0; t < nnames; t++) {
+                    Py_ssize_t c = (hint + t) % nnames;
+                    if (names[c][0] == ks[0] && strncmp(names[c], ks, (size_t)klen) == 0 &&
+                        names[c][klen] == '\0') {
+                        j = c;
+                        break;
+                    }
+                }
+            }
             if (j == nnames) {
-                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%U'",
+                PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%S'",
                              fname, key);
                 return -1;
             }
@@ -994,6 +1009,7 @@ parse_args(const char *fname, const char *const *names, Py_ssize_t nnames,
                 return -1;
             }
             out[j] = args[nargs + k];
+            hint = j + 1;
         }
     }
     for (i = 0; i < nrequired; i++) {

@@ -1,0 +1,626 @@
+"""The DB-API ``Connection`` class.
+
+:class:`Connection` owns one ``mysqlc._core.Connection`` (attribute ``_conn``),
+which speaks the protocol; this class adds the connection options, transactions,
+character sets, converters and cursors.  Its surface follows mysqlclient's
+``MySQLdb.connections.Connection`` first and PyMySQL's second (keyword spellings
+of both are accepted).
+"""
+
+import getpass
+import re
+import weakref
+
+from . import _charsets, cursors
+from .constants import CLIENT, SERVER_STATUS
+from .converters import _require_core, _split_conv, conversions
+from .errors import (
+    DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
+    NotSupportedError, OperationalError, ProgrammingError, Warning,
+)
+
+__all__ = ["Connection"]
+
+_IDENTIFIER = re.compile(r"\A[A-Za-z0-9_]+\Z")
+_NUMERIC_PART = re.compile(r"\d+")
+_SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
+_DEFAULT_MAX_ALLOWED_PACKET = 16 * 1024 * 1024
+_DEFAULT_PORT = 3306
+# MariaDB >= 10 prefixes its version with "5.5.5-" in the handshake for old
+# replication clients; MariaDB Connector/C (and so mysqlclient) strips it.
+_RPL_VERSION_HACK = "5.5.5-"
+# Collation ids 1-247 mean the same on MySQL and MariaDB; above that they diverge
+# (MySQL: gb18030 248-250, utf8mb4_*_0900_* 255-323).
+_MAX_SHARED_COLLATION_ID = 247
+
+# (mbminlen, mbmaxlen) for get_character_set_info(); single-byte sets are (1, 1).
+_MBLEN = {
+    "utf8mb4": (1, 4), "utf8mb3": (1, 3), "utf8": (1, 3), "big5": (1, 2), "gbk": (1, 2),
+    "gb2312": (1, 2), "gb18030": (1, 4), "sjis": (1, 2), "cp932": (1, 2), "euckr": (1, 2),
+    "ujis": (1, 3), "eucjpms": (1, 3),
+}
+
+
+def _canonical_charset(name):
+    return "utf8mb3" if name == "utf8" else name
+
+
+def _resolve_charset(charset, collation):
+    """Validate the charset/collation options.
+
+    Returns ``(charset, codec, handshake_id, set_names)`` where ``set_names`` is
+    the ``SET NAMES`` statement to run after connecting (``None`` when the
+    handshake collation already is the one asked for).  Raises NotSupportedError
+    for unknown or unusable names.
+    """
+    if collation and not _IDENTIFIER.match(collation):
+        raise ProgrammingError(0, "invalid collation name %r" % (collation,))
+    if not charset:
+        charset = _charsets.charset_of_collation(collation) if collation else None
+        if collation and charset is None:
+            raise NotSupportedError(0, "unknown collation %r; give charset= too" % (collation,))
+        charset = charset or "utf8mb4"
+    charset = charset.lower()
+    if not _IDENTIFIER.match(charset):
+        raise ProgrammingError(0, "invalid character set name %r" % (charset,))
+    entry = _charsets.CHARSETS.get(charset)
+    if entry is None:
+        raise NotSupportedError(
+            0, "character set %r is not supported as a connection character set (known: %s)"
+            % (charset, ", ".join(sorted(_charsets.CHARSETS))))
+    default_id, codec = entry
+    if not collation:
+        return charset, codec, default_id, None
+    cid = _charsets.COLLATIONS.get(collation)
+    if (cid is not None and cid <= _MAX_SHARED_COLLATION_ID
+            and _charsets.COLLATION_CHARSETS.get(cid) == _canonical_charset(charset)):
+        return charset, codec, cid, None
+    # An id that does not fit the handshake's byte, one that only one of the two
+    # servers knows (a server ignores an unknown handshake id and keeps its own
+    # default), a name unknown to us, or a collation of another charset: send the
+    # charset's default and let the server apply (or reject) the collation.
+    return charset, codec, default_id, "SET NAMES %s COLLATE %s" % (charset, collation)
+
+
+def _check_tls(ssl, ssl_mode, ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher,
+               ssl_verify_cert, ssl_verify_identity, ssl_disabled):
+    if ssl_mode is not None:
+        mode = str(ssl_mode).upper()
+        if mode not in _SSL_MODES:
+            raise NotSupportedError(0, "Unknown ssl_mode specification: %r" % (ssl_mode,))
+        if mode not in ("DISABLED", "PREFERRED"):
+            raise NotSupportedError(0, "TLS is not supported yet (ssl_mode=%s)" % mode)
+    if ssl_disabled:
+        return
+    if ssl or ssl_ca or ssl_capath or ssl_cert or ssl_key or ssl_cipher \
+            or ssl_verify_cert or ssl_verify_identity:
+        raise NotSupportedError(0, "TLS is not supported yet (ssl options given)")
+
+
+def _to_bytes(value, encoding, name):
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode(encoding)
+    raise TypeError("%s must be str or bytes, not %s" % (name, type(value).__name__))
+
+
+def _timeout(value, name):
+    # mysqlclient treats 0 as "no timeout"; the core wants a positive float or None.
+    if value is None or value == 0:
+        return None
+    value = float(value)
+    if not value > 0:
+        raise ValueError("%s must be a positive number of seconds or None" % name)
+    return value
+
+
+class Connection:
+    """A connection to a MySQL or MariaDB server (PEP 249).
+
+    ``mysqlc.connect``, ``mysqlc.Connect`` and ``mysqlc.Connection`` are this class.
+    Keyword arguments are recommended; the first six may be positional, in
+    mysqlclient's order.
+
+    Parameters
+    ----------
+    host : str, optional
+        Host name or IP address.  ``None`` or ``"localhost"`` mean the local server:
+        over the unix socket when `unix_socket` is given, else over TCP to
+        127.0.0.1.  (mysqlclient's libmysqlclient uses a compiled-in default socket
+        path for ``"localhost"``; mysqlc does not guess that path.)
+    user : str or bytes, optional
+        Account name; default the login name of the current OS user (as
+        libmysqlclient and PyMySQL).
+    password : str or bytes, optional
+        Password (``str`` is sent UTF-8 encoded).  Alias: `passwd`.
+    database : str or bytes, optional
+        Default database.  Alias: `db`.
+    port : int, optional
+        TCP port; 0 or None mean 3306.
+    unix_socket : str, optional
+        Path of the server's unix socket, used when `host` is None or
+        ``"localhost"`` (as mysqlclient; other hosts use TCP).
+    charset : str, default "utf8mb4"
+        Connection character set (``utf8``/``utf8mb3``, ``utf8mb4``, ``latin1``,
+        ``ascii``, ``binary``, ``gbk``, ``big5``, ``sjis``, ``cp932``, ... see
+        ``mysqlc._charsets.CHARSETS``).  Raises NotSupportedError for an unknown one.
+    collation : str, optional
+        Connection collation.  Sent in the handshake when its id is one that MySQL
+        and MariaDB share (1-247); otherwise (MySQL's ``utf8mb4_0900_*``, MariaDB's
+        ``*_nopad_*`` and ``*_uca1400_*``, names unknown to mysqlc) the handshake
+        uses the charset's default and ``SET NAMES charset COLLATE collation`` runs
+        after connecting.  Without `charset`, the charset is taken from the
+        collation name.
+    autocommit : bool or None, default False
+        Autocommit mode to set after connecting (PEP 249: off).  ``SET autocommit``
+        is sent only when the server's status differs.  None keeps the server's
+        default (as mysqlclient).
+    connect_timeout, read_timeout, write_timeout : float, seconds, optional
+        Timeouts for connecting (including the handshake), for each read and for
+        each write.  None or 0: no timeout.
+    init_command : str, optional
+        SQL run once after connecting (before `sql_mode` and `autocommit`, as
+        mysqlclient); all its results are discarded.
+    sql_mode : str, optional
+        Runs ``SET SESSION sql_mode = '<sql_mode>'`` after connecting.
+    client_flag : int, default 0
+        Extra ``CLIENT_*`` capability flags (``mysqlc.constants.CLIENT``).  The core
+        honours ``FOUND_ROWS``, ``MULTI_STATEMENTS``, ``IGNORE_SPACE``,
+        ``INTERACTIVE``, ``NO_SCHEMA`` and ``ODBC``; others are ignored.
+    multi_statements : bool, default True
+        Ask for ``CLIENT_MULTI_STATEMENTS`` (mysqlclient's default; PyMySQL's is off).
+    cursorclass : type, default :class:`mysqlc.cursors.Cursor`
+        Class used by :meth:`cursor`.
+    conv : dict, optional
+        Conversion dict like ``mysqlc.converters.conversions``; entries that
+        differ from the defaults become user decoders/encoders (see
+        :mod:`mysqlc.converters`).
+    use_unicode : bool, default True
+        Only True is supported (text columns are always ``str``); False raises
+        NotSupportedError.
+    binary_prefix : bool, default False
+        Write bytes parameters as ``_binary'...'`` (mysqlclient's option).
+    local_infile : bool, default False
+        Accepted for compatibility; ``LOAD DATA LOCAL INFILE`` is not supported
+        yet and the core refuses the server's file requests.
+    ssl, ssl_mode, ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher,
+    ssl_verify_cert, ssl_verify_identity, ssl_disabled
+        TLS is not implemented yet: any option that asks for it raises
+        NotSupportedError; ``ssl_mode`` "DISABLED" and "PREFERRED" (which falls
+        back to a plain connection) are accepted.
+    compress, named_pipe, read_default_file, read_default_group
+        Not supported: a true value raises NotSupportedError.
+    auth_plugin : str, optional
+        Accepted and ignored: the core follows the server's auth-switch requests.
+
+    Raises
+    ------
+    OperationalError
+        Cannot connect (2002 unix socket, 2003 TCP, also on timeout), access
+        denied (1045), lost connection during the handshake (2013), unknown
+        database (1049).
+    NotSupportedError
+        An option mysqlc does not implement was asked for.
+    ImportError
+        The C extension ``mysqlc._core`` is not built.
+
+    Notes
+    -----
+    ``with conn:`` closes the connection on exit (mysqlclient 2.x behaviour).
+    """
+
+    #: Cursor class used when neither ``cursorclass`` nor ``cursor(cls)`` is given.
+    default_cursor = cursors.Cursor
+
+    Warning = Warning
+    Error = Error
+    InterfaceError = InterfaceError
+    DatabaseError = DatabaseError
+    DataError = DataError
+    OperationalError = OperationalError
+    IntegrityError = IntegrityError
+    InternalError = InternalError
+    ProgrammingError = ProgrammingError
+    NotSupportedError = NotSupportedError
+
+    _conn = None
+
+    def __init__(self, host=None, user=None, password=None, database=None, port=0,
+                 unix_socket=None, *, passwd=None, db=None, charset="utf8mb4",
+                 collation=None, autocommit=False, connect_timeout=None,
+                 read_timeout=None, write_timeout=None, init_command=None, sql_mode=None,
+                 client_flag=0, multi_statements=True, cursorclass=None, conv=None,
+                 use_unicode=True, binary_prefix=False, local_infile=False, ssl=None,
+                 ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=None, ssl_key=None,
+                 ssl_cipher=None, ssl_verify_cert=None, ssl_verify_identity=None,
+                 ssl_disabled=None, compress=False, named_pipe=False,
+                 read_default_file=None, read_default_group=None, auth_plugin=None):
+        core_mod = _require_core()
+        if password is None:
+            password = passwd
+        if database is None:
+            database = db
+        _check_tls(ssl, ssl_mode, ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher,
+                   ssl_verify_cert, ssl_verify_identity, ssl_disabled)
+        for name, value in (("compress", compress), ("named_pipe", named_pipe),
+                            ("read_default_file", read_default_file),
+                            ("read_default_group", read_default_group)):
+            if value:
+                raise NotSupportedError(0, "the %s option is not supported yet" % name)
+        if not use_unicode:
+            raise NotSupportedError(0, "use_unicode=False is not supported")
+
+        self.charset, self.encoding, self._handshake_collation, self._set_names = \
+            _resolve_charset(charset, collation)
+        self.collation = collation or None
+
+        if host in (None, ""):
+            host = "localhost"
+        self.host = host
+        self.port = int(port or _DEFAULT_PORT)
+        self.unix_socket = unix_socket
+        if user is None:
+            try:
+                user = getpass.getuser()
+            except Exception:   # no login name (e.g. a uid without passwd entry)
+                user = ""
+        self.user = user
+        self.database = self.db = database
+        self.cursorclass = cursorclass or self.default_cursor
+        self.messages = []
+
+        self._password = password
+        self._init_command = init_command
+        self._sql_mode = sql_mode
+        self._autocommit_option = autocommit
+        self._binary_prefix = bool(binary_prefix)
+        self._local_infile = bool(local_infile)
+        self._timeouts = (_timeout(connect_timeout, "connect_timeout"),
+                          _timeout(read_timeout, "read_timeout"),
+                          _timeout(write_timeout, "write_timeout"))
+        flags = int(client_flag or 0) | CLIENT.MULTI_RESULTS
+        if multi_statements:
+            flags |= CLIENT.MULTI_STATEMENTS
+        self._client_flag = flags
+
+        if conv is None or conv is conversions:
+            self._decoders, self.encoders, self._encoders = None, {
+                k: v for k, v in conversions.items() if not isinstance(k, int)}, None
+        else:
+            self._decoders, self.encoders, self._encoders = _split_conv(conv)
+
+        self._core_module = core_mod
+        self._owner = None                 # weakref to the cursor that owns the pending results
+        self._max_allowed_packet = None    # cached by _get_max_allowed_packet()
+        self._connect()
+
+    # ------------------------------------------------------------ connecting
+
+    def _connect(self):
+        """Open ``self._conn`` and run the post-connect statements."""
+        core = self._core_module.Connection()
+        if self._decoders:
+            core.converters = dict(self._decoders)
+        self._conn = core
+        self._owner = None
+        self._max_allowed_packet = None
+        local = self.host == "localhost"
+        use_socket = bool(self.unix_socket) and local
+        enc = self.encoding
+        connect_timeout, read_timeout, write_timeout = self._timeouts
+        try:
+            core.connect(
+                host=None if use_socket else ("127.0.0.1" if local else self.host),
+                port=self.port,
+                unix_socket=self.unix_socket if use_socket else None,
+                user=_to_bytes(self.user, enc, "user"),
+                password=_to_bytes(self._password, "utf-8", "password"),
+                database=_to_bytes(self.database, enc, "database"),
+                collation=self._handshake_collation,
+                client_flag=self._client_flag,
+                connect_timeout=connect_timeout,
+                read_timeout=read_timeout,
+                write_timeout=write_timeout,
+            )
+            self._use_socket = use_socket
+            version = core.server_version or ""
+            if version.startswith(_RPL_VERSION_HACK):
+                version = version[len(_RPL_VERSION_HACK):]
+            self.server_version = version
+            self._server_version = tuple(
+                int(n) for n in _NUMERIC_PART.findall(version.split("-", 1)[0])[:2])
+            if self._init_command:
+                self._internal_query(_to_bytes(self._init_command, enc, "init_command"))
+            if self._set_names:
+                self._internal_query(self._set_names.encode("ascii"))
+            if self._sql_mode:
+                self.set_sql_mode(self._sql_mode)
+            self._transactional = bool(core.server_capabilities & CLIENT.TRANSACTIONS)
+            if self._autocommit_option is not None and self._transactional:
+                self.autocommit(self._autocommit_option)
+        except BaseException:
+            core.close()
+            raise
+
+    # ------------------------------------------------------------ internals
+
+    def _discard_pending(self):
+        """Read and drop results left unread on the wire (by any cursor)."""
+        core = self._conn
+        if core.rows_pending or core.more_results:
+            core.discard()
+
+    def _internal_query(self, sql):
+        """Run `sql` (bytes) for the connection itself; return its rows (list) or None.
+
+        Unread results of cursors are drained first (PyMySQL-like) and every result
+        of `sql` is consumed.
+        """
+        core = self._conn
+        if core.rows_pending or core.more_results:
+            core.discard()
+        self._owner = None
+        rows = None
+        if core.query(sql) > 0:
+            rows = core.fetch(-1)
+        if core.more_results or core.rows_pending:
+            core.discard()
+        return rows
+
+    def _get_max_allowed_packet(self):
+        """The session's ``max_allowed_packet`` in bytes (queried once, cached)."""
+        if self._max_allowed_packet is None:
+            try:
+                rows = self._internal_query(b"SELECT @@max_allowed_packet")
+                value = int(rows[0][0])
+            except (DatabaseError, TypeError, ValueError, IndexError):
+                value = _DEFAULT_MAX_ALLOWED_PACKET
+            self._max_allowed_packet = value
+        return self._max_allowed_packet
+
+    def _set_owner(self, cursor):
+        self._owner = weakref.ref(cursor)
+
+    def _is_owner(self, cursor):
+        owner = self._owner
+        return owner is not None and owner() is cursor
+
+    # ------------------------------------------------------------ DB-API
+
+    def cursor(self, cursorclass=None):
+        """Return a new cursor of `cursorclass` (default :attr:`cursorclass`)."""
+        return (cursorclass or self.cursorclass)(self)
+
+    def commit(self):
+        """Commit the current transaction (``COMMIT``).
+
+        Raises InterfaceError(0, "connection is closed") on a closed connection.
+        """
+        self._internal_query(b"COMMIT")
+
+    def rollback(self):
+        """Roll back the current transaction (``ROLLBACK``)."""
+        self._internal_query(b"ROLLBACK")
+
+    def begin(self):
+        """Start a transaction explicitly (``BEGIN``); not needed with autocommit off."""
+        self._internal_query(b"BEGIN")
+
+    def close(self):
+        """Close the connection (COM_QUIT, then the socket).  Idempotent."""
+        core = self._conn
+        if core is not None:
+            self._owner = None
+            core.close()
+
+    @property
+    def open(self):
+        """True while the connection is open (mysqlclient's ``open``)."""
+        core = self._conn
+        return bool(core is not None and core.open)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        # mysqlclient 2.x closes the connection (it neither commits nor rolls back)
+        self.close()
+
+    def __repr__(self):
+        state = "open" if self.open else "closed"
+        return "<%s.%s %s to %r at %#x>" % (type(self).__module__, type(self).__qualname__,
+                                             state, self.host, id(self))
+
+    # ------------------------------------------------------------ autocommit
+
+    def autocommit(self, on):
+        """Turn autocommit on or off (mysqlclient's method; PyMySQL has it too).
+
+        Sends ``SET autocommit=1/0`` only when the server's status flag differs.
+        """
+        on = bool(on)
+        if self.get_autocommit() != on:
+            self._internal_query(b"SET autocommit=1" if on else b"SET autocommit=0")
+
+    def get_autocommit(self):
+        """True when the server reports autocommit mode (SERVER_STATUS_AUTOCOMMIT)."""
+        return bool(self._conn.server_status & SERVER_STATUS.SERVER_STATUS_AUTOCOMMIT)
+
+    @property
+    def autocommit_mode(self):
+        """PyMySQL's attribute: the current autocommit mode (bool)."""
+        return self.get_autocommit()
+
+    # ------------------------------------------------------------ server commands
+
+    def ping(self, reconnect=False):
+        """Check that the server is alive (COM_PING).
+
+        Parameters
+        ----------
+        reconnect : bool, default False
+            When the ping fails (or the connection was closed), open a new
+            connection with the same options (running init_command, sql_mode and
+            autocommit again).  The session state of the old connection is lost.
+
+        Raises
+        ------
+        OperationalError, InterfaceError
+            The server is gone and `reconnect` is False (or reconnecting failed).
+        """
+        try:
+            core = self._conn
+            if core.open:
+                self._discard_pending()
+            core.ping()
+        except (OperationalError, InterfaceError):
+            if not reconnect:
+                raise
+            self._conn.close()
+            self._connect()
+
+    def select_db(self, db):
+        """Make `db` (str or bytes) the default database (COM_INIT_DB)."""
+        self._discard_pending()
+        self._conn.select_db(_to_bytes(db, self.encoding, "db"))
+        self.database = self.db = db
+
+    def set_sql_mode(self, sql_mode):
+        """Run ``SET SESSION sql_mode = '<sql_mode>'`` (the mode is quoted and escaped)."""
+        self._internal_query(b"SET SESSION sql_mode=" + self.string_literal(sql_mode))
+
+    def show_warnings(self):
+        """Return ``SHOW WARNINGS`` as a tuple of ``(Level, Code, Message)`` tuples.
+
+        Unread results of cursors are discarded first.
+        """
+        return tuple(self._internal_query(b"SHOW WARNINGS") or ())
+
+    def set_character_set(self, charset, collation=None):
+        """Switch the connection character set (``SET NAMES``).
+
+        Parameters
+        ----------
+        charset : str
+            A name from ``mysqlc._charsets.CHARSETS``.
+        collation : str, optional
+            Adds ``COLLATE collation``.
+
+        Updates :attr:`charset`, :attr:`collation` and :attr:`encoding`.
+        """
+        name, codec, _, _ = _resolve_charset(charset, collation)
+        sql = "SET NAMES %s" % name
+        if collation:
+            sql += " COLLATE %s" % collation
+        self._internal_query(sql.encode("ascii"))
+        self.charset, self.encoding, self.collation = name, codec, collation or None
+
+    def character_set_name(self):
+        """The connection character set name (as given, lower case)."""
+        return self.charset
+
+    def get_character_set_info(self):
+        """Dict with ``name``, ``collation``, ``mbminlen``, ``mbmaxlen``, ``comment``
+        and ``dir`` of the connection character set (mysqlclient's keys)."""
+        collation = self.collation
+        if not collation:
+            default_id = _charsets.CHARSETS[self.charset][0]
+            canonical = _canonical_charset(self.charset)
+            collation = next((n for n, i in _charsets.COLLATIONS.items()
+                              if i == default_id and n.startswith(canonical + "_")),
+                             "binary" if default_id == 63 else None)
+        mbmin, mbmax = _MBLEN.get(self.charset, (1, 1))
+        return {"name": self.charset, "collation": collation, "comment": "", "dir": "",
+                "mbminlen": mbmin, "mbmaxlen": mbmax}
+
+    # ------------------------------------------------------------ information
+
+    def get_server_info(self):
+        """Server version string from the handshake, e.g. ``"10.11.6-MariaDB"``
+        (MariaDB's ``"5.5.5-"`` prefix removed, as MariaDB Connector/C does).
+
+        Also available as the attribute :attr:`server_version` (PyMySQL's name);
+        ``_server_version`` is mysqlclient's ``(major, minor)`` tuple.
+        """
+        return self.server_version
+
+    def get_host_info(self):
+        """``"Localhost via UNIX socket"`` or ``"<host> via TCP/IP"`` (mysqlclient's form)."""
+        if getattr(self, "_use_socket", False):
+            return "Localhost via UNIX socket"
+        host = "127.0.0.1" if self.host == "localhost" else self.host
+        return "%s via TCP/IP" % host
+
+    def get_proto_info(self):
+        """Protocol version from the handshake (10)."""
+        return self._conn.protocol_version
+
+    def thread_id(self):
+        """The server's connection id (for ``KILL``)."""
+        return self._conn.thread_id
+
+    def insert_id(self):
+        """AUTO_INCREMENT id generated by the last statement that returned OK."""
+        return self._conn.insert_id
+
+    def affected_rows(self):
+        """Rows affected by the last statement (rows read, for a result set)."""
+        return self._conn.affected_rows
+
+    def warning_count(self):
+        """Number of warnings of the last statement."""
+        return self._conn.warning_count
+
+    def info(self):
+        """The info string of the last OK packet (e.g. ``"Records: 3  Duplicates: 0
+        Warnings: 0"``), or None."""
+        return self._conn.info
+
+    # ------------------------------------------------------------ literals
+
+    def _literal_options(self):
+        return {"no_backslash_escapes": self._conn.no_backslash_escapes,
+                "charset": self.charset, "encoding": self.encoding}
+
+    def escape_string(self, s):
+        """Escape `s` (str or bytes) for use between quotes; returns ``bytes``.
+
+        Honours the connection charset and NO_BACKSLASH_ESCAPES (as
+        ``mysql_real_escape_string``).
+        """
+        return self._core_module.escape_string(s, **self._literal_options())
+
+    def string_literal(self, obj):
+        """Quoted, escaped string literal of `obj` as ``bytes`` (``str(obj)`` for
+        objects that are not str or bytes-like)."""
+        if not isinstance(obj, (str, bytes, bytearray, memoryview)):
+            obj = str(obj)
+        return b"'" + self.escape_string(obj) + b"'"
+
+    def literal(self, obj):
+        """SQL literal of `obj` as ``bytes``, as the parameters of ``execute`` are
+        written (sequences become ``(a,b,...)``)."""
+        return self._core_module.literal(obj, encoders=self._encoders,
+                                         binary_prefix=self._binary_prefix,
+                                         **self._literal_options())
+
+    def escape(self, obj, mapping=None):
+        """Literal of `obj` with MySQLdb's encoder dispatch.
+
+        The encoder for ``type(obj)`` in `mapping` (default :attr:`encoders`) is
+        called as ``f(obj, mapping)`` and its result (str or bytes) returned;
+        without one, str/bytes give :meth:`string_literal` and other objects
+        :meth:`literal` (bytes).  Django's schema editor calls
+        ``conn.escape(value, conn.encoders)``.
+        """
+        if mapping is None:
+            mapping = self.encoders
+        encoder = mapping.get(type(obj))
+        if encoder is not None and not isinstance(encoder, (list, tuple)):
+            return encoder(obj, mapping)
+        if isinstance(obj, (str, bytes, bytearray, memoryview)):
+            return self.string_literal(obj)
+        return self.literal(obj)

@@ -1,0 +1,470 @@
+"""DB-API cursors: :class:`Cursor` (rows as tuples) and :class:`DictCursor`
+(rows as dicts).
+
+Both are *buffered*: ``execute`` reads the whole result set into memory, as
+mysqlclient's default cursors (``mysql_store_result``) do.  Unbuffered
+(server-side) cursors are a later addition.
+
+Behaviour follows mysqlclient's ``MySQLdb.cursors`` unless noted:
+
+* ``rowcount`` is -1 before the first ``execute`` (PEP 249), then the number of
+  rows of a result set or the affected rows of other statements;
+  ``execute``/``executemany`` return it.
+* ``fetch*`` before ``execute`` raise ``ProgrammingError(0, "execute() first")``;
+  after a statement without a result set they return ``None`` / ``()``.
+* ``fetchmany``/``fetchall`` return tuples of rows.
+* Iterating a cursor advances ``rownumber`` like ``fetchone`` (mysqlclient's
+  buffered cursor iterates without advancing it).
+* Results another cursor (or this one) left unread on the connection are
+  drained before a new statement is sent (PyMySQL does this too; mysqlclient
+  raises "Commands out of sync").
+"""
+
+import re
+import weakref
+from collections.abc import Mapping
+from itertools import chain
+
+from .errors import ProgrammingError
+
+__all__ = ["BaseCursor", "Cursor", "DictCursor", "RE_INSERT_VALUES"]
+
+#: ``executemany`` rewrites ``INSERT``/``REPLACE ... VALUES (row)`` into one
+#: multi-row statement.  Groups: ``prefix`` (up to and including ``VALUES``/
+#: ``VALUE``), ``values`` (the parenthesised row: ``%s`` / ``%(name)s``
+#: placeholders, and bare words, numbers or ``NOW()``-style calls between them)
+#: and ``postfix`` (an optional row alias ``AS ...`` and/or
+#: ``ON DUPLICATE KEY UPDATE ...``); a trailing ``;`` is dropped.  Operates on the
+#: encoded query (bytes).
+RE_INSERT_VALUES = re.compile(
+    rb"""
+    \A\s*
+    (?P<prefix>(?:INSERT|REPLACE)\b.+?\bVALUES?\s*)
+    (?P<values>
+        \(\s*
+        (?:%s|%\([^()%]+\)s|[A-Za-z_][A-Za-z0-9_]*(?:\s*\(\s*\))?|[-+]?[0-9]+(?:\.[0-9]+)?)
+        (?:\s*,\s*
+        (?:%s|%\([^()%]+\)s|[A-Za-z_][A-Za-z0-9_]*(?:\s*\(\s*\))?|[-+]?[0-9]+(?:\.[0-9]+)?)
+        )*
+        \s*\)
+    )
+    (?P<postfix>\s*(?:(?:AS\s|ON\s+DUPLICATE\s+KEY\s+UPDATE\b).*?)?)
+    \s*;?\s*\Z
+    """,
+    re.IGNORECASE | re.DOTALL | re.VERBOSE,
+)
+
+# A placeholder (or any %-directive other than %%) outside the VALUES row.
+_RE_PERCENT = re.compile(rb"%(?!%)")
+
+_NOT_EXECUTED = "execute() first"
+
+
+def _has_placeholder(part):
+    return _RE_PERCENT.search(part.replace(b"%%", b"")) is not None
+
+
+def _normalize_args(args):
+    """Sequence or mapping for ``format_query``: a lone value becomes ``(value,)``
+    (PyMySQL accepts scalars; mysqlclient rejects them)."""
+    if isinstance(args, (tuple, list, dict)):
+        return args
+    if isinstance(args, (str, bytes, bytearray, memoryview)) or not hasattr(args, "__iter__"):
+        return (args,)
+    if isinstance(args, Mapping):
+        return args
+    return tuple(args)
+
+
+class BaseCursor:
+    """Common machinery of the buffered cursors; rows are tuples.
+
+    Attributes
+    ----------
+    connection : mysqlc.connections.Connection or None
+        The connection; None after :meth:`close`.
+    description : tuple of 7-tuples or None
+        ``(name, type_code, display_size, internal_size, precision, scale,
+        null_ok)`` per column of the current result set (PEP 249); ``type_code``
+        is a ``FIELD_TYPE`` code and compares equal to ``mysqlc.STRING`` etc.
+        None for statements without a result set.
+    description_flags : tuple of int or None
+        Column flags (``mysqlc.constants.FLAG``) per column (mysqlclient extension).
+    rowcount : int
+        -1 before execute; rows in the result set, or rows affected.
+    lastrowid : int or None
+        AUTO_INCREMENT id of the last INSERT (``LAST_INSERT_ID()`` semantics of the
+        OK packet); 0 for statements that generated none and for result sets.
+    rownumber : int or None
+        Index of the next row fetchone() returns; None before execute.
+    arraysize : int
+        Default size for :meth:`fetchmany` (1).
+    warning_count : int
+        Warnings of the last statement.
+    messages : list
+        PEP 249 extension; always emptied by execute (no messages are recorded).
+    max_stmt_length : int or None
+        Upper bound (bytes) for statements built by :meth:`executemany`; None means
+        the server's ``max_allowed_packet`` (queried once per connection).
+    """
+
+    max_stmt_length = None
+
+    def __init__(self, connection):
+        self.connection = connection
+        self.description = None
+        self.description_flags = None
+        self.rowcount = -1
+        self.arraysize = 1
+        self.lastrowid = None
+        self.rownumber = None
+        self.warning_count = 0
+        self.messages = []
+        self._executed = None
+        self._rows = None
+
+    # ------------------------------------------------------------ plumbing
+
+    def _get_conn(self):
+        conn = self.connection
+        if conn is None:
+            raise ProgrammingError(0, "cursor closed")
+        return conn
+
+    def _clear(self):
+        self.description = None
+        self.description_flags = None
+        self.rowcount = -1
+        self.lastrowid = None
+        self.rownumber = None
+        self.warning_count = 0
+        self._rows = None
+        if self.messages:
+            del self.messages[:]
+
+    def _format(self, conn, query, args):
+        """Encode `query` and substitute `args`; returns bytes."""
+        if isinstance(query, str):
+            query = query.encode(conn.encoding)
+        elif not isinstance(query, bytes):
+            query = bytes(query)
+        if args is None:
+            return query
+        return conn._core_module.format_query(
+            query, _normalize_args(args),
+            no_backslash_escapes=conn._conn.no_backslash_escapes,
+            charset=conn.charset, encoding=conn.encoding,
+            encoders=conn._encoders, binary_prefix=conn._binary_prefix)
+
+    def _query(self, conn, sql):
+        """Send `sql` (bytes) and buffer its first result; returns rowcount."""
+        self._clear()
+        core = conn._conn
+        if core.rows_pending or core.more_results:
+            core.discard()
+        conn._owner = weakref.ref(self)
+        self._executed = sql
+        self._read_result(core, core.query(sql))
+        return self.rowcount
+
+    def _row_keys(self, core):
+        # keys for core.fetch(): None gives tuples (DictCursor overrides)
+        return None
+
+    def _read_result(self, core, field_count):
+        if field_count > 0:
+            self.description = core.description
+            self.description_flags = core.description_flags
+            rows = tuple(core.fetch(-1, self._row_keys(core)))
+            self._rows = rows
+            self.rowcount = len(rows)
+            self.lastrowid = 0
+        else:
+            self._rows = ()
+            self.rowcount = core.affected_rows
+            self.lastrowid = core.insert_id
+        self.rownumber = 0
+        self.warning_count = core.warning_count
+
+    def _check_executed(self):
+        if self._rows is None:
+            raise ProgrammingError(0, _NOT_EXECUTED)
+
+    # ------------------------------------------------------------ execute
+
+    def execute(self, query, args=None):
+        """Execute one statement.
+
+        Parameters
+        ----------
+        query : str or bytes
+            SQL with ``%s`` placeholders for a sequence `args`, or ``%(name)s`` for a
+            mapping; ``%%`` is a literal ``%`` when `args` is given.  ``str`` is
+            encoded with the connection's encoding.
+        args : sequence, mapping or single value, optional
+            Parameters, written as SQL literals by the C core.  None: `query` is
+            sent as is (no ``%`` processing).
+
+        Returns
+        -------
+        int
+            :attr:`rowcount`.
+
+        Raises
+        ------
+        ProgrammingError
+            Placeholder/parameter count mismatch, unsupported parameter type, SQL
+            error mapped to it, closed cursor.
+        DatabaseError subclasses
+            For errors the server reports (see :mod:`mysqlc.errors`).
+        """
+        conn = self._get_conn()
+        return self._query(conn, self._format(conn, query, args))
+
+    def mogrify(self, query, args=None):
+        """Return the statement :meth:`execute` would send, as ``str``.
+
+        Decoded with the connection's encoding; bytes that do not decode (binary
+        parameters) come out as surrogate escapes.  (PyMySQL's and mysqlclient
+        2.2's method.)
+        """
+        conn = self._get_conn()
+        return self._format(conn, query, args).decode(conn.encoding, "surrogateescape")
+
+    def executemany(self, query, args):
+        """Execute `query` once per parameter set in `args`.
+
+        ``INSERT``/``REPLACE ... VALUES (...)`` statements (see
+        :data:`RE_INSERT_VALUES`) are rewritten into multi-row statements, split so
+        that each stays below the server's ``max_allowed_packet`` (or
+        :attr:`max_stmt_length`); anything else runs :meth:`execute` per
+        parameter set.
+
+        Parameters
+        ----------
+        query : str or bytes
+        args : iterable of sequences or mappings
+
+        Returns
+        -------
+        int or None
+            Total rows affected (also in :attr:`rowcount`); None, without any
+            statement, when `args` is empty (as mysqlclient).
+        """
+        conn = self._get_conn()
+        if args is None:
+            return None
+        rows = iter(args)
+        sentinel = object()
+        first = next(rows, sentinel)
+        if first is sentinel:
+            return None
+        rows = chain((first,), rows)
+        qb = query.encode(conn.encoding) if isinstance(query, str) else bytes(query)
+        m = RE_INSERT_VALUES.match(qb)
+        if m is not None:
+            prefix, postfix = m.group("prefix"), m.group("postfix")
+            if not _has_placeholder(prefix) and not _has_placeholder(postfix):
+                return self._executemany_rows(conn, prefix.replace(b"%%", b"%"),
+                                              m.group("values"),
+                                              postfix.replace(b"%%", b"%"), rows)
+        total = 0
+        for params in rows:
+            total += self.execute(qb, params)
+        self.rowcount = total
+        return total
+
+    def _executemany_rows(self, conn, prefix, values, postfix, rows):
+        limit = conn._get_max_allowed_packet() - 1024   # headroom for the packet header
+        if self.max_stmt_length:
+            limit = min(limit, self.max_stmt_length)
+        format_query = conn._core_module.format_query
+        options = {"no_backslash_escapes": conn._conn.no_backslash_escapes,
+                   "charset": conn.charset, "encoding": conn.encoding,
+                   "encoders": conn._encoders, "binary_prefix": conn._binary_prefix}
+        base = len(prefix) + len(postfix)
+        parts = []
+        size = base
+        total = 0
+        for params in rows:
+            v = format_query(values, _normalize_args(params), **options)
+            if parts and size + 1 + len(v) > limit:
+                total += self._query(conn, prefix + b",".join(parts) + postfix)
+                parts = []
+                size = base
+            if parts:
+                size += 1
+            parts.append(v)
+            size += len(v)
+        total += self._query(conn, prefix + b",".join(parts) + postfix)
+        self.rowcount = total
+        return total
+
+    def callproc(self, procname, args=()):
+        """Call stored procedure `procname` with `args` (mysqlclient semantics).
+
+        Runs ``SET @_procname_0=arg0, ...`` and then
+        ``CALL procname(@_procname_0, ...)``; OUT/INOUT values can afterwards be
+        read with ``SELECT @_procname_0, ...`` once every result set of the call
+        has been consumed with :meth:`nextset`.  The CALL's own final empty result
+        comes last.
+
+        Returns
+        -------
+        sequence
+            `args`, unchanged (PEP 249 allows it; modified values live in the
+            server variables).
+        """
+        conn = self._get_conn()
+        name = procname.encode(conn.encoding) if isinstance(procname, str) else bytes(procname)
+        if args:
+            assignments = b",".join(b"@_%s_%d=%s" % (name, i, conn.literal(arg))
+                                    for i, arg in enumerate(args))
+            self._query(conn, b"SET " + assignments)
+        variables = b",".join(b"@_%s_%d" % (name, i) for i in range(len(args)))
+        self._query(conn, b"CALL " + name + b"(" + variables + b")")
+        return args
+
+    def nextset(self):
+        """Advance to the next result of a multi-statement query or a CALL.
+
+        Returns
+        -------
+        True or None
+            True when there is a next result (it is read and buffered, and
+            :attr:`description`/:attr:`rowcount` describe it); None when there is
+            none, or when another statement ran on the connection since this
+            cursor's.
+        """
+        conn = self._get_conn()
+        if not conn._is_owner(self):
+            return None
+        core = conn._conn
+        if not core.more_results:
+            return None
+        executed = self._executed
+        self._clear()
+        self._executed = executed
+        field_count = core.next_result()
+        if field_count < 0:
+            return None
+        self._read_result(core, field_count)
+        return True
+
+    # ------------------------------------------------------------ fetching
+
+    def fetchone(self):
+        """Next row, or None when the result set is exhausted."""
+        rows = self._rows
+        if rows is None:
+            raise ProgrammingError(0, _NOT_EXECUTED)
+        i = self.rownumber
+        if i >= len(rows):
+            return None
+        self.rownumber = i + 1
+        return rows[i]
+
+    def fetchmany(self, size=None):
+        """Up to `size` (default :attr:`arraysize`) next rows, as a tuple."""
+        rows = self._rows
+        if rows is None:
+            raise ProgrammingError(0, _NOT_EXECUTED)
+        start = self.rownumber
+        end = start + (size or self.arraysize)
+        result = rows[start:end]
+        self.rownumber = min(end, len(rows))
+        return result
+
+    def fetchall(self):
+        """All remaining rows, as a tuple."""
+        rows = self._rows
+        if rows is None:
+            raise ProgrammingError(0, _NOT_EXECUTED)
+        start = self.rownumber
+        self.rownumber = len(rows)
+        return rows[start:] if start else rows
+
+    def scroll(self, value, mode="relative"):
+        """Move :attr:`rownumber` by `value` (``mode="relative"``) or to `value`
+        (``mode="absolute"``).
+
+        Raises
+        ------
+        IndexError
+            The target is outside ``0 <= n < len(rows)`` (as mysqlclient).
+        ProgrammingError
+            Unknown mode, or no execute yet.
+        """
+        self._check_executed()
+        if mode == "relative":
+            target = self.rownumber + value
+        elif mode == "absolute":
+            target = value
+        else:
+            raise ProgrammingError(0, "unknown scroll mode %r" % (mode,))
+        if not 0 <= target < len(self._rows):
+            raise IndexError("out of range")
+        self.rownumber = target
+
+    def __iter__(self):
+        self._check_executed()
+        rows = self._rows
+        while self._rows is rows:
+            i = self.rownumber
+            if i >= len(rows):
+                return
+            self.rownumber = i + 1
+            yield rows[i]
+
+    # ------------------------------------------------------------ misc
+
+    def close(self):
+        """Close the cursor; results of its statement still unread on the
+        connection are drained.  Further use raises ProgrammingError."""
+        conn = self.connection
+        if conn is None:
+            return
+        try:
+            if conn._is_owner(self) and conn._conn.open:
+                conn._owner = None
+                conn._discard_pending()
+        finally:
+            self.connection = None
+            self._rows = None
+
+    def setinputsizes(self, *args):
+        """Does nothing (PEP 249)."""
+
+    def setoutputsizes(self, *args):
+        """Does nothing (PEP 249)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+
+class Cursor(BaseCursor):
+    """The default cursor: buffered, rows as tuples."""
+
+
+class DictCursor(BaseCursor):
+    """Buffered cursor returning rows as dicts keyed by column name.
+
+    A column name that already occurred in the row is keyed ``"table.column"``
+    instead (mysqlclient's and PyMySQL's rule), e.g. ``SELECT a.id, b.id FROM a
+    JOIN b ...`` gives keys ``"id"`` and ``"b.id"``.  The keys are computed once
+    per result set.
+    """
+
+    def _row_keys(self, core):
+        keys = []
+        seen = set()
+        for name, table in zip(core.column_names, core.column_tables):
+            key = name
+            if key in seen:
+                key = "%s.%s" % (table, name)
+            seen.add(key)
+            keys.append(key)
+        return tuple(keys)

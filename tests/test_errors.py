@@ -17,6 +17,7 @@ Observed and asserted for MariaDB 10.11:
   without an ERR packet -> ``OperationalError`` 2013, connection reported closed.
 """
 
+import decimal
 import re
 import socket
 import threading
@@ -460,8 +461,9 @@ def test_missing_mapping_key(conn):
     assert "b" in str(ei.value)
 
 
-@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")],
-                         ids=["nan", "inf", "-inf"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf"),
+                                   decimal.Decimal("NaN"), decimal.Decimal("-Infinity")],
+                         ids=["nan", "inf", "-inf", "Decimal-NaN", "Decimal-Infinity"])
 def test_non_finite_float_parameter(conn, value):
     cur = conn.cursor()
     with pytest.raises(mysqlc.ProgrammingError):

@@ -31,12 +31,10 @@ The table starts from mysqlclient's (``_mysql.c``) and PyMySQL's (``err.py``)
 mappings and adds the errors the project's issue names.  Where it differs from
 mysqlclient, the difference is listed here so that it can be reviewed:
 
-* ``ProgrammingError`` also for 1054 (unknown column), 1044 / 1142 / 1143
-  (database, table and column access denied) and 1166 (wrong column name).
-  mysqlclient and PyMySQL raise ``OperationalError`` for 1044/1054/1142/1143;
-  this follows the issue and PEP 249's "table not found, syntax error" wording.
-  1049 (unknown database) and 1050/1051 (table exists / unknown table) stay
-  ``OperationalError`` as in mysqlclient.
+* ``ProgrammingError`` also for 1166 (wrong column name).  1044 / 1054 / 1142 /
+  1143 (access denied, unknown column) are ``OperationalError`` as in mysqlclient
+  and PyMySQL; 1049 (unknown database) and 1050/1051 (table exists / unknown
+  table) stay ``OperationalError`` as in mysqlclient.
 * ``DataError`` also for 1292, 1365, 1366, 1367 and 1416 (mysqlclient: only
   1171/1230/1263/1264/1265/1406/1441; PyMySQL adds 1366/1367).
 * ``IntegrityError`` also for 1557, 1586, 1761, 1762, 1859 (duplicate keys in
@@ -46,8 +44,7 @@ mysqlclient, the difference is listed here so that it can be reviewed:
   1690 (BIGINT value out of range) stays ``OperationalError``, because Django
   expects exactly that class for it and converts it.
 * Unmapped numbers below 1000 (OS error numbers relayed by the server) give
-  ``OperationalError`` as the issue asks; mysqlclient and PyMySQL give
-  ``InternalError``.
+  ``InternalError``, as in mysqlclient and PyMySQL.
 * Every other unmapped number -- server errors >= 1000 and client errors
   2000-2999 -- gives ``OperationalError``, as in mysqlclient.
 * 0 gives ``InterfaceError`` (mysqlclient's class for "no error number").
@@ -136,8 +133,8 @@ class InternalError(DatabaseError):
 
 
 class ProgrammingError(DatabaseError):
-    """Programming errors: SQL syntax error (1064), no such table (1146), unknown
-    column (1054), wrong number of parameters, commands out of sync (2014), a
+    """Programming errors: SQL syntax error (1064), no such table (1146), wrong
+    number of parameters, commands out of sync (2014), a
     closed cursor."""
 
     __module__ = "mysqlc"
@@ -155,8 +152,6 @@ def _build_error_map():
     m = {0: InterfaceError}
     for errno in (
         ER.DB_CREATE_EXISTS,                    # 1007
-        ER.DBACCESS_DENIED_ERROR,               # 1044
-        ER.BAD_FIELD_ERROR,                     # 1054
         ER.PARSE_ERROR,                         # 1064
         ER.WRONG_DB_NAME,                       # 1102
         ER.WRONG_TABLE_NAME,                    # 1103
@@ -164,8 +159,6 @@ def _build_error_map():
         ER.INVALID_GROUP_FUNC_USE,              # 1111
         ER.UNSUPPORTED_EXTENSION,               # 1112
         ER.TABLE_MUST_HAVE_COLUMNS,             # 1113
-        ER.TABLEACCESS_DENIED_ERROR,            # 1142
-        ER.COLUMNACCESS_DENIED_ERROR,           # 1143
         ER.NO_SUCH_TABLE,                       # 1146
         ER.SYNTAX_ERROR,                        # 1149
         ER.WRONG_COLUMN_NAME,                   # 1166
@@ -238,4 +231,9 @@ def _error_class(errno, _get=error_map.get, _default=OperationalError):
         A subclass of :class:`Error`; :class:`OperationalError` for numbers
         without a specific mapping.
     """
-    return _get(errno, _default)
+    cls = _get(errno)
+    if cls is not None:
+        return cls
+    if 0 < errno < 1000:
+        return InternalError
+    return _default

@@ -519,6 +519,8 @@ static Py_ssize_t read_query_response(mc_conn *c) {
         return -1;
     }
     Py_ssize_t nc = (Py_ssize_t)ncols;
+    c->insert_id = 0;        /* a result set carries no insert id (mysql_insert_id() is 0) */
+    c->affected_rows = 0;
     c->plan = PyMem_Calloc((size_t)nc, sizeof(mc_column_plan));
     if (!c->plan) { PyErr_NoMemory(); return -1; }
     c->plan_len = nc;

@@ -121,8 +121,8 @@ def test_errors_module_does_not_import_core():
     (1557, "IntegrityError"), (1586, "IntegrityError"), (1761, "IntegrityError"),
     (1762, "IntegrityError"), (1859, "IntegrityError"), (4025, "IntegrityError"),
     (3819, "IntegrityError"),
-    (1064, "ProgrammingError"), (1146, "ProgrammingError"), (1054, "ProgrammingError"),
-    (1044, "ProgrammingError"), (1142, "ProgrammingError"), (1143, "ProgrammingError"),
+    (1064, "ProgrammingError"), (1146, "ProgrammingError"), (1054, "OperationalError"),
+    (1044, "OperationalError"), (1142, "OperationalError"), (1143, "OperationalError"),
     (1149, "ProgrammingError"), (1110, "ProgrammingError"), (1102, "ProgrammingError"),
     (1103, "ProgrammingError"), (1111, "ProgrammingError"), (1113, "ProgrammingError"),
     (2014, "ProgrammingError"),
@@ -133,7 +133,7 @@ def test_errors_module_does_not_import_core():
     (2003, "OperationalError"), (2006, "OperationalError"), (2013, "OperationalError"),
     (2027, "OperationalError"), (1213, "OperationalError"), (1205, "OperationalError"),
     (1690, "OperationalError"),      # Django converts this one itself
-    (28, "OperationalError"), (999, "OperationalError"),
+    (28, "InternalError"), (999, "InternalError"),
     (1999, "OperationalError"), (4999, "OperationalError"), (65535, "OperationalError"),
     (0, "InterfaceError"),
 ])

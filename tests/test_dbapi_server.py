@@ -794,3 +794,39 @@ def test_interleaved_cursors(conn):
     a.execute("SELECT 'a'")
     assert b.fetchall() == ((11,), (12,))
     assert a.fetchone() == ("a",)
+
+
+# characters whose last byte in the charset is 0x5C ('\'): escaping must keep them whole
+TRAIL_5C = {
+    "sjis": "Ы―ソ予表能",
+    "cp932": "Ы―Ⅸソ表能",
+    "gbk": "‐╘乗俓",
+    "big5": "α么佢許功",
+}
+
+
+@pytest.mark.parametrize("mode", ["", "NO_BACKSLASH_ESCAPES"])
+@pytest.mark.parametrize("charset", sorted(TRAIL_5C))
+def test_multibyte_charset_with_backslash_trail_bytes(conn_kwargs, charset, mode):
+    chars = TRAIL_5C[charset]
+    assert all(ch.encode({"sjis": "shift_jis"}.get(charset, charset))[-1:] == b"\\"
+               for ch in chars)
+    value = chars + "'\\\"x" + chars + "\\"
+    c = mysqlc.connect(charset=charset, sql_mode=mode or None, **conn_kwargs)
+    try:
+        assert c.character_set_name() == charset
+        cur = c.cursor()
+        cur.execute("CREATE TEMPORARY TABLE mb (v VARCHAR(100) CHARACTER SET %s, "
+                    "u VARCHAR(100) CHARACTER SET utf8mb4)" % charset)
+        cur.execute("INSERT INTO mb VALUES (%s, %s)", (value, value))
+        cur.execute("SELECT v, u, %s, CHAR_LENGTH(v) FROM mb", (value,))
+        # MariaDB's sjis maps U+005C to 0x815F on the way out (and both 0x5C and 0x815F
+        # to U+005C on the way in), so a backslash stored in a utf8mb4 column comes back
+        # over an sjis connection as 0x815F, which is U+FF3C in Python's shift_jis
+        u_expected = value.replace("\\", "\uff3c") if charset == "sjis" else value
+        assert cur.fetchone() == (value, u_expected, value, len(value))
+        cur.executemany("INSERT INTO mb VALUES (%s, %s)", [(value, value)] * 3)
+        cur.execute("SELECT COUNT(*) FROM mb WHERE v = %s AND u = %s", (value, value))
+        assert cur.fetchone() == (4,)
+    finally:
+        c.close()

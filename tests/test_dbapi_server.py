@@ -720,8 +720,15 @@ def test_ping_reconnect_after_kill(conn_kwargs, root_conn_kwargs):
     root = mysqlc.connect(**root_conn_kwargs)
     try:
         old_id = c.thread_id()
-        root.cursor().execute("KILL %d" % old_id)
-        time.sleep(0.2)
+        rcur = root.cursor()
+        rcur.execute("KILL %d" % old_id)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:      # until the server has dropped it
+            rcur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s",
+                         (old_id,))
+            if rcur.fetchone() == (0,):
+                break
+            time.sleep(0.02)
         with pytest.raises(mysqlc.OperationalError):
             c.ping()
         c.ping(reconnect=True)

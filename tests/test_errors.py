@@ -141,6 +141,21 @@ class CuttingProxy:
             t.join(5)
 
 
+def _wait_running(conn, thread_id, text, timeout=10.0):
+    """Poll the processlist (through `conn`) until connection `thread_id` runs a
+    statement containing `text`, so that a KILL cannot come before the statement."""
+    deadline = time.monotonic() + timeout
+    cur = conn.cursor()
+    while time.monotonic() < deadline:
+        cur.execute("SELECT INFO FROM information_schema.PROCESSLIST WHERE ID = %s",
+                    (thread_id,))
+        row = cur.fetchone()
+        if row and row[0] and text in row[0]:
+            return
+        time.sleep(0.02)
+    raise AssertionError("connection %d never ran %r" % (thread_id, text))
+
+
 def _free_port():
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind(("127.0.0.1", 0))
@@ -302,7 +317,7 @@ def test_kill_connection_mid_query(conn_kwargs, root_conn_kwargs):
     root = mysqlc.connect(**root_conn_kwargs)
 
     def killer():
-        time.sleep(0.5)
+        _wait_running(root, victim, "SLEEP(10)")
         root.cursor().execute("KILL %d" % victim)
 
     t = threading.Thread(target=killer)
@@ -313,7 +328,8 @@ def test_kill_connection_mid_query(conn_kwargs, root_conn_kwargs):
         with pytest.raises(mysqlc.OperationalError) as ei:
             cur.execute("SELECT SLEEP(10)")
         assert time.monotonic() - t0 < 5
-        assert ei.value.args == (2013, "Lost connection to server during query")
+        assert ei.value.args[0] == 2013
+        assert ei.value.args[1].startswith("Lost connection to server during query")
         _assert_unusable(c)
     finally:
         t.join()
@@ -328,7 +344,8 @@ def test_kill_query_on_sleep_returns_promptly(conn, root_conn_kwargs):
     root = mysqlc.connect(**root_conn_kwargs)
 
     def killer():
-        time.sleep(0.5)
+        _wait_running(root, victim, "SLEEP(5)")
+        time.sleep(0.2)
         root.cursor().execute("KILL QUERY %d" % victim)
 
     t = threading.Thread(target=killer)
@@ -533,7 +550,7 @@ def test_fetch_before_execute(conn):
 
 # =========================================================================== threads
 
-def test_one_connection_from_two_threads(conn):
+def test_one_connection_from_two_threads(conn, conn_kwargs):
     result = {}
 
     def sleeper():
@@ -544,9 +561,13 @@ def test_one_connection_from_two_threads(conn):
         except Exception as exc:    # reported below
             result["error"] = exc
 
+    watcher = mysqlc.connect(**conn_kwargs)
     t = threading.Thread(target=sleeper)
     t.start()
-    time.sleep(0.3)
+    try:
+        _wait_running(watcher, conn.thread_id(), "SLEEP(1)")
+    finally:
+        watcher.close()
     try:
         with pytest.raises(mysqlc.ProgrammingError):
             conn.cursor().execute("SELECT 2")

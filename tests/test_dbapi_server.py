@@ -837,3 +837,33 @@ def test_multibyte_charset_with_backslash_trail_bytes(conn_kwargs, charset, mode
         assert cur.fetchone() == (4,)
     finally:
         c.close()
+
+
+@pytest.mark.parametrize("collation, charset", [
+    ("utf8mb4_bin", "utf8mb4"),               # an id sent in the handshake
+    ("utf8mb4_unicode_ci", "utf8mb4"),
+    ("utf8mb4_uca1400_ai_ci", "utf8mb4"),     # id > 255: SET NAMES ... COLLATE after connect
+    ("latin1_bin", "latin1"),                 # no charset given: taken from the collation
+])
+def test_collation_option(conn_kwargs, collation, charset):
+    c = mysqlc.connect(collation=collation, **conn_kwargs)
+    try:
+        assert c.character_set_name() == charset
+        cur = c.cursor()
+        cur.execute("SELECT @@collation_connection, @@character_set_results, %s", ("é€",))
+        assert cur.fetchone() == (collation, charset, "é€")
+    finally:
+        c.close()
+
+
+def test_invalid_dates_decode_to_none(conn_kwargs):
+    c = mysqlc.connect(sql_mode="ALLOW_INVALID_DATES", **conn_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("CREATE TEMPORARY TABLE inv (d DATE, dt DATETIME(3))")
+        cur.execute("INSERT INTO inv VALUES ('2024-02-30', '2023-02-29 10:00:00.5')")
+        cur.execute("SELECT d, dt, CAST(d AS CHAR), CAST(dt AS CHAR) FROM inv")
+        # the server keeps the invalid dates; like mysqlclient they decode to None
+        assert cur.fetchone() == (None, None, "2024-02-30", "2023-02-29 10:00:00.500")
+    finally:
+        c.close()

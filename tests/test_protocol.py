@@ -1111,3 +1111,46 @@ def test_connection_usable_from_other_threads_while_blocked():
     assert c.fetch() == [(1,)]
     srv.check()
     c.close()
+
+
+def _big_row_fragments(vlen):
+    """The packets (header + payload) of one row holding a `vlen`-byte value, split at
+    0xFFFFFF, as a list of (payload_length, payload) pairs."""
+    row = text_row(b"q" * vlen)
+    frags = []
+    pos = 0
+    while True:
+        chunk = row[pos:pos + MAXP]
+        frags.append(chunk)
+        pos += len(chunk)
+        if len(chunk) < MAXP:
+            return frags
+
+
+def test_wrong_sequence_id_inside_a_multi_packet_row():
+    def script(peer):
+        peer.handshake()
+        peer.expect_query(b"SELECT x")
+        peer.send(lenenc_int(1))
+        peer.send(coldef(b"a", T_BLOB, charset=BINARY, flags=FLAG_BINARY))
+        first, second = _big_row_fragments(MAXP + 100)
+        peer.send_raw(struct.pack("<I", len(first))[:3] + bytes([peer.seq]) + first)
+        bad_seq = (peer.seq + 2) & 0xFF            # should be peer.seq + 1
+        peer.send_raw(struct.pack("<I", len(second))[:3] + bytes([bad_seq]) + second)
+        peer.expect_close()
+
+    _expect_malformed(script, _query_and_fetch)
+
+
+def test_close_inside_a_multi_packet_row_gives_2013():
+    def script(peer):
+        peer.handshake()
+        peer.expect_query(b"SELECT x")
+        peer.send(lenenc_int(1))
+        peer.send(coldef(b"a", T_BLOB, charset=BINARY, flags=FLAG_BINARY))
+        first, second = _big_row_fragments(MAXP + 100)
+        peer.send_raw(struct.pack("<I", len(first))[:3] + bytes([peer.seq]) + first)
+        peer.sock.shutdown(socket.SHUT_WR)          # the continuation never comes
+        peer.expect_close()
+
+    _expect_malformed(script, _query_and_fetch, errno=CR_SERVER_LOST)

@@ -229,7 +229,7 @@ class Connection:
     _conn = None
 
     def __init__(self, host=None, user=None, password=None, database=None, port=0,
-                 unix_socket=None, *, passwd=None, db=None, charset="utf8mb4",
+                 unix_socket=None, *, passwd=None, db=None, charset=None,
                  collation=None, autocommit=False, connect_timeout=None,
                  read_timeout=None, write_timeout=None, init_command=None, sql_mode=None,
                  client_flag=0, multi_statements=True, cursorclass=None, conv=None,

@@ -27,8 +27,10 @@
  *   datetime.time               'HH:MM:SS[.ffffff]' (tzinfo ignored)
  *   datetime.timedelta          '[-]H:MM:SS[.ffffff]', hours not wrapped at 24, the
  *                               sign printed before the absolute value
- *   tuple, list, set,           (lit,lit,...) -- each element by these same rules
- *     frozenset
+ *   tuple, list                 (lit,lit,...) -- each element by these same rules
+ *   set, frozenset              'a,b,...' -- a MySQL SET value: the str members joined
+ *                               with commas and quoted (mysqlclient's Set2Str);
+ *                               non-str members raise TypeError
  *   type(obj) in encoders       encoders[type(obj)](obj): bytes used as is, str
  *                               encoded with `encoding` (consulted after the exact
  *                               builtin types None/bool/int/float/str/bytes and
@@ -796,32 +798,19 @@ done:
     return r;
 }
 
-/* set/frozenset: (a,b,...) in iteration order */
+/* set/frozenset: a MySQL SET value 'a,b,...' (mysqlclient's Set2Str) */
 static int
-put_iterable(obuf *b, PyObject *obj, const enc_opts *o)
+put_set(obuf *b, PyObject *obj, const enc_opts *o)
 {
-    PyObject *it, *item;
-    int first = 1, r = -1;
-    if (Py_EnterRecursiveCall(" while converting a parameter set"))
+    PyObject *sep = PyUnicode_FromStringAndSize(",", 1);
+    if (!sep)
         return -1;
-    it = PyObject_GetIter(obj);
-    if (!it)
-        goto done;
-    if (ob_putc(b, '(') < 0)
-        goto done;
-    while ((item = PyIter_Next(it)) != NULL) {
-        int rc = (first || ob_putc(b, ',') == 0) ? lit_append(b, item, o) : -1;
-        Py_DECREF(item);
-        if (rc < 0)
-            goto done;
-        first = 0;
-    }
-    if (PyErr_Occurred())
-        goto done;
-    r = ob_putc(b, ')');
-done:
-    Py_XDECREF(it);
-    Py_LeaveRecursiveCall();
+    PyObject *joined = PyUnicode_Join(sep, obj);   /* TypeError for non-str members */
+    Py_DECREF(sep);
+    if (!joined)
+        return -1;
+    int r = put_str(b, joined, o);
+    Py_DECREF(joined);
     return r;
 }
 
@@ -891,7 +880,7 @@ lit_append_slow(obuf *b, PyObject *obj, const enc_opts *o)
     if (PyByteArray_Check(obj) || PyMemoryView_Check(obj) || PyBytes_Check(obj))
         return put_buffer(b, obj, o);
     if (PyAnySet_Check(obj))
-        return put_iterable(b, obj, o);
+        return put_set(b, obj, o);
     if (PyLong_Check(obj))
         return put_int(b, obj);
     if (PyFloat_Check(obj))
@@ -1431,7 +1420,7 @@ PyMethodDef mc_encode_methods[] = {
      "The SQL literal for one Python value, as bytes.\n\n"
      "None -> NULL, bool -> 1/0, int, float (repr + 'e0'), Decimal, str and bytes-like\n"
      "(quoted and escaped; bytes-like with _binary when binary_prefix), date, datetime,\n"
-     "time, timedelta (quoted), tuple/list/set/frozenset -> (a,b,...).\n"
+     "time, timedelta (quoted), tuple/list -> (a,b,...), set/frozenset -> 'a,b'.\n"
      "`encoders` maps a type to callable(obj) -> bytes|str, used verbatim.\n\n"
      "Raises\n------\nProgrammingError\n    nan/inf floats, non-finite Decimal, unsupported "
      "types.\n"},

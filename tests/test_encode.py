@@ -396,10 +396,13 @@ def test_literal_sequences():
     assert literal(()) == b"()"
     assert literal([]) == b"()"
     assert literal((1, (2, [3, "'"]))) == b"(1,(2,(3,'\\'')))"
-    assert literal({7}) == b"(7)"
-    assert literal(frozenset(["a"])) == b"('a')"
-    s = {1, 2, 3}
-    assert literal(s) == b"(" + b",".join(str(x).encode() for x in s) + b")"
+    # a set is a MySQL SET value (mysqlclient's Set2Str)
+    assert literal(frozenset(["a"])) == b"'a'"
+    s = {"a", "c", "it's"}
+    assert literal(s) == b"'" + ",".join(s).replace("'", "\\'").encode() + b"'"
+    assert literal(set()) == b"''"
+    with pytest.raises(TypeError):
+        literal({7})
     assert literal(("O'Reilly",), no_backslash_escapes=True) == b"('O''Reilly')"
     assert literal([1.5, decimal.Decimal("2.5"), datetime.date(2000, 1, 1)]) == \
         b"(1.5e0,2.5,'2000-01-01')"
@@ -721,7 +724,7 @@ def test_no_leaks():
     encoders = {Point: lambda p: b"P"}
     args = (1, 2 ** 70, 1.5, "é'", b"\x00", None, True, decimal.Decimal("1.5"),
             datetime.datetime(2020, 1, 1, 1, 1, 1, 5), datetime.timedelta(-1, 5, 6),
-            (1, "a"), {2}, Point(0, 0), Color.RED)
+            (1, "a"), {"b"}, Point(0, 0), Color.RED)
     query = b",".join([b"%s"] * len(args))
 
     def work():

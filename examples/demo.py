@@ -133,22 +133,28 @@ NAMES = ("Widget", "Gadget", "Caf\u00e9 cr\u00e8me", "\u00c6r\u00f8sk\u00f8bing"
 
 def make_rows(n, seed=2024):
     """Deterministic rows of every column type, including the awkward values."""
-    rng = random.Random(seed)
+    rnd = random.Random(seed).random          # randrange() is slow; int(rnd() * k) is not
     t0 = datetime.datetime(2020, 1, 1)
     d0 = datetime.date(2020, 1, 1)
+    td = datetime.timedelta
     cents = decimal.Decimal
+    sha256 = hashlib.sha256
+    names = NAMES
     rows = []
+    append = rows.append
     for i in range(1, n + 1):
-        name = "%s #%d" % (NAMES[i % len(NAMES)], i)
-        price = cents(rng.randrange(1, 10000000)).scaleb(-2)          # 0.01 .. 99999.99
-        qty = rng.randrange(0, 5000)
-        created = t0 + datetime.timedelta(seconds=rng.randrange(0, 5 * 365 * 86400),
-                                          microseconds=rng.randrange(0, 1000000))
-        day = d0 + datetime.timedelta(days=rng.randrange(0, 5 * 365))
-        ratio = round(rng.uniform(-50.0, 50.0), 6)
-        notes = None if i % 4 == 0 else ("note %d: " % i) + "lorem ipsum " * (i % 5)
-        payload = b"\x00'\"\\\n" + hashlib.sha256(b"%d" % i).digest()[: i % 33]
-        rows.append((i, name, price, qty, created, day, ratio, notes, payload))
+        price = cents(1 + int(rnd() * 9999999)).scaleb(-2)            # 0.01 .. 99999.99
+        append((
+            i,
+            "%s #%d" % (names[i % len(names)], i),
+            price,
+            int(rnd() * 5000),
+            t0 + td(0, int(rnd() * 157680000), int(rnd() * 1000000)),   # 5 years, µs
+            d0 + td(int(rnd() * 1825)),
+            round(rnd() * 100.0 - 50.0, 6),
+            None if i % 4 == 0 else ("note %d: " % i) + "lorem ipsum " * (i % 5),
+            b"\x00'\"\\\n" + sha256(b"%d" % i).digest()[: i % 33],
+        ))
     return rows
 
 

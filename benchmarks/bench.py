@@ -233,13 +233,25 @@ def driver_connect(mod, kwargs):
     return conn
 
 
-def digest_rows(rows, h=None):
-    h = h or hashlib.sha1()
+CHUNK = 1000  # rows per partial digest, to locate a difference
+
+
+def digest_rows(rows, chunks=None):
+    """SHA-1 over repr(tuple(row)) of every row; optionally per-CHUNK digests too."""
+    h = hashlib.sha1()
+    part = hashlib.sha1()
     n = 0
     for row in rows:
-        h.update(repr(tuple(row)).encode())
-        h.update(b"\n")
+        line = repr(tuple(row)).encode() + b"\n"
+        h.update(line)
         n += 1
+        if chunks is not None:
+            part.update(line)
+            if n % CHUNK == 0:
+                chunks.append(part.hexdigest()[:8])
+                part = hashlib.sha1()
+    if chunks is not None and n % CHUNK:
+        chunks.append(part.hexdigest()[:8])
     return h, n
 
 
@@ -328,7 +340,7 @@ def worker_main(driver, scenario, spec):
             return cur.fetchall()
 
         def check(rows):
-            h, count = digest_rows(rows)
+            h, count = digest_rows(rows, result.setdefault("chunk_digests", []))
             return (count, h.hexdigest()[:16], short(rows[0] if count else None),
                     short(rows[-1] if count else None))
 
@@ -636,6 +648,24 @@ def print_table(headers, rows, out):
                              for i, (w, c) in enumerate(zip(widths, r))))
 
 
+def first_difference(res, by_driver):
+    """', first difference in rows A-B' against the other drivers' chunk digests."""
+    mine = res.get("chunk_digests")
+    if not mine:
+        return ""
+    firsts = []
+    for entry in by_driver.values():
+        other = (entry.get("result") or {}).get("chunk_digests")
+        if other and other != mine:
+            i = next((k for k, (a, b) in enumerate(zip(mine, other)) if a != b),
+                     min(len(mine), len(other)))
+            firsts.append(i)
+    if not firsts:
+        return ""
+    i = min(firsts)
+    return ", first difference in rows %d-%d" % (i * CHUNK + 1, (i + 1) * CHUNK)
+
+
 def report(results, sizes, scenarios, drivers):
     """Text report; also fills results[scenario]['summary'] / ['check']."""
     out = []
@@ -722,7 +752,8 @@ def report(results, sizes, scenarios, drivers):
             for d, entry in by_driver.items():
                 res = entry.get("result")
                 if res:
-                    out.append("   %-12s count=%s digest=%s" % (d, res["count"], res["digest"]))
+                    out.append("   %-12s count=%s digest=%s%s" % (d, res["count"], res["digest"],
+                                                             first_difference(res, by_driver)))
                     out.append("   %-12s first=%s" % ("", res["first"]))
                     out.append("   %-12s last=%s" % ("", res["last"]))
     return out

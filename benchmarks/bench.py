@@ -886,7 +886,7 @@ def run_all(args, srv, server_kind, probes, drivers, available, scenarios, sizes
                                " (reused)" if i["reused"] else " in %.1f s" % i["seconds"])
              for t, i in setup_info["tables"].items()]
     header.append("tables  : " + (", ".join(built) or "none"))
-    header.append("method  : 1 warm-up + %d timed runs per driver and scenario, each in its "
+    header.append("method  : 1 warm-up + %d timed run(s) per driver and scenario, each in its "
                   "own process; default cursor, fetchall(), utf8mb4, autocommit off"
                   % repeat)
     print("\n".join(header), flush=True)

@@ -219,7 +219,26 @@ static int conn_fill(mc_conn *c, size_t need) {
 
 /* Read one logical packet (joined across 16 MiB fragments).  *payload stays valid until
    the next read.  0 or -1 with exception. */
-static int conn_read_packet(mc_conn *c, const unsigned char **payload, size_t *len) {
+static int conn_read_packet_slow(mc_conn *c, const unsigned char **payload, size_t *len);
+
+/* Fast path: the whole (single-fragment) packet is already buffered. */
+static inline int conn_read_packet(mc_conn *c, const unsigned char **payload, size_t *len) {
+    size_t avail = c->rend - c->rpos;
+    if (avail >= 4) {
+        const unsigned char *h = c->rbuf + c->rpos;
+        size_t plen = mc_load_u24(h);
+        if (plen < MC_MAX_PACKET && avail >= 4 + plen && h[3] == c->seq) {
+            c->seq++;
+            *payload = h + 4;
+            *len = plen;
+            c->rpos += 4 + plen;
+            return 0;
+        }
+    }
+    return conn_read_packet_slow(c, payload, len);
+}
+
+static int conn_read_packet_slow(mc_conn *c, const unsigned char **payload, size_t *len) {
     if (conn_fill(c, 4) < 0) return -1;
     const unsigned char *h = c->rbuf + c->rpos;
     size_t plen = mc_load_u24(h);
@@ -623,9 +642,31 @@ static PyObject *decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObje
                 goto short_row;
             }
             if (len > (uint64_t)(e - p)) goto short_row;
-            v = mc_decode_text_value(c->st, &c->plan[i], p, (size_t)len);
+            const mc_column_plan *col = &c->plan[i];
+            v = NULL;
+            if (col->kind == MC_DEC_INT && len > 0 && len <= 18) {
+                /* inline fast path: [-]digits, at most 18 of them, always fits int64 */
+                const unsigned char *q = p, *qe = p + len;
+                int neg = (*q == '-');
+                q += neg;
+                if (q < qe) {
+                    int64_t acc = 0;
+                    for (; q < qe; q++) {
+                        unsigned d = (unsigned)(*q - '0');
+                        if (d > 9) break;
+                        acc = acc * 10 + (int64_t)d;
+                    }
+                    if (q == qe) {
+                        v = PyLong_FromLongLong(neg ? -acc : acc);
+                        if (!v) goto value_error;
+                    }
+                }
+            }
+            if (!v)
+                v = mc_decode_text_value(c->st, col, p, (size_t)len);
             p += len;
             if (!v) {
+            value_error:;
                 /* name the column in the error */
                 PyObject *et, *ev, *tb;
                 PyErr_Fetch(&et, &ev, &tb);

@@ -112,6 +112,19 @@ if ! "$VPY" -c 'import setuptools, wheel, pytest, sys; sys.exit(int(setuptools._
     "$VPY" -m pip install -q --upgrade "setuptools>=64" wheel pytest
 fi
 
+# Test-only Python packages (SQLAlchemy, hypothesis, ...): tests/requirements.txt.
+# Installed only when the file changed since the last successful install.
+REQ=tests/requirements.txt
+if [ -f "$REQ" ]; then
+    stamp="$VENV/.requirements.sha256"
+    want=$(sha256sum "$REQ" | cut -d' ' -f1)
+    if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        say "installing test requirements ($REQ)"
+        "$VPY" -m pip install -q -r "$REQ"
+        echo "$want" >"$stamp"
+    fi
+fi
+
 # Rebuild the extension every time (sources may have changed); no network needed.
 # Quiet on success except for compiler warnings; everything on failure.
 say "building mysqlc (pip install -e .)"

@@ -1,10 +1,10 @@
 """Build script for the C extension ``mysqlc._core``.
 
-Headers and libraries for OpenSSL's libcrypto and zlib are found with pkg-config.
+Headers and libraries for OpenSSL (libssl, libcrypto) and zlib are found with pkg-config.
 Override with environment variables:
 
     MYSQLC_CFLAGS   extra compiler flags (e.g. "-I/opt/openssl/include")
-    MYSQLC_LDFLAGS  extra linker flags   (e.g. "-L/opt/openssl/lib -lcrypto -lz")
+    MYSQLC_LDFLAGS  extra linker flags   (e.g. "-L/opt/openssl/lib -lssl -lcrypto -lz")
     MYSQLC_DEBUG=1  build with -O0 -g
     MYSQLC_SANITIZE=1  build with AddressSanitizer and UBSan
 """
@@ -18,8 +18,8 @@ import tempfile
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-DEBIAN_PACKAGES = {"libcrypto": "libssl-dev", "zlib": "zlib1g-dev"}
-HEADERS = {"libcrypto": "openssl/evp.h", "zlib": "zlib.h"}
+DEBIAN_PACKAGES = {"openssl": "libssl-dev", "zlib": "zlib1g-dev"}
+HEADERS = {"openssl": "openssl/ssl.h", "zlib": "zlib.h"}
 
 
 def pkg_config(name, what):
@@ -36,12 +36,12 @@ def dependency_flags():
     env_c = os.environ.get("MYSQLC_CFLAGS")
     env_l = os.environ.get("MYSQLC_LDFLAGS")
     if env_c is not None or env_l is not None:
-        return shlex.split(env_c or ""), shlex.split(env_l or "-lcrypto -lz")
-    for name in ("libcrypto", "zlib"):
+        return shlex.split(env_c or ""), shlex.split(env_l or "-lssl -lcrypto -lz")
+    for name in ("openssl", "zlib"):
         c = pkg_config(name, "--cflags")
         l = pkg_config(name, "--libs")
         if c is None or l is None:
-            c, l = [], ["-lcrypto" if name == "libcrypto" else "-lz"]
+            c, l = [], (["-lssl", "-lcrypto"] if name == "openssl" else ["-lz"])
         cflags += c
         ldflags += l
     return cflags, ldflags

@@ -24,6 +24,8 @@
 #include <unistd.h>
 #include <time.h>
 #include <math.h>
+#include <zlib.h>
+#include <openssl/err.h>
 
 #define RBUF_INITIAL (128 * 1024)
 #define RBUF_KEEP (4 * 1024 * 1024)
@@ -73,11 +75,32 @@ typedef struct {
     int capturing;         /* record every received byte into `capture` */
     mc_writer capture;
     uint64_t rows_read;
+    /* TLS */
+    SSL_CTX *ssl_ctx;
+    SSL *ssl;
+    /* compressed protocol (CLIENT_COMPRESS): raw frames are read into zbuf */
+    int compress;
+    uint8_t cseq;
+    unsigned char *zbuf;
+    size_t zcap, zpos, zend;
+    mc_writer zsend;       /* plain packets assembled before compression */
+    mc_writer zout;        /* compressed frames */
+    /* authentication options */
+    PyObject *auth_plugins;        /* dict name -> callable(password, data) -> bytes */
+    PyObject *server_public_key;   /* bytes (PEM) or NULL */
+    int allow_pubkey_request;
+    int allow_cleartext;
 } mc_conn;
 
 /* ================================================================ errors */
 
 static void conn_close_socket(mc_conn *c) {
+    if (c->ssl) {
+        SSL_free(c->ssl);   /* no close_notify round trip: the socket is going away */
+        c->ssl = NULL;
+    }
+    c->compress = 0;
+    c->zpos = c->zend = 0;
     if (c->fd >= 0) {
         int fd = c->fd;
         c->fd = -1;
@@ -130,27 +153,84 @@ static int wait_fd(int fd, short events, double timeout) {
     return r > 0 ? 1 : 0;
 }
 
-/* Read at least one byte into rbuf[rend..rcap). 0 or -1 with exception (connection closed). */
-static int conn_recv_some(mc_conn *c) {
+/* ---------------------------------------------------------------- transport */
+
+enum { IO_OK = 0, IO_EINTR, IO_TIMEOUT, IO_EOF, IO_ERRNO, IO_TLS };
+
+/* One read from the socket or the TLS session, GIL released by the caller.
+   Returns bytes read (> 0) or -1 with *status set. */
+static ssize_t io_read_nogil(int fd, SSL *ssl, unsigned char *dst, size_t room, double to,
+                             int *status, int *err, char *msg, size_t msgcap) {
     for (;;) {
-        ssize_t n = -1;
-        int err = 0, timed_out = 0;
+        if (ssl) {
+            ERR_clear_error();
+            int r = SSL_read(ssl, dst, room > INT32_MAX ? INT32_MAX : (int)room);
+            if (r > 0) return r;
+            int e = SSL_get_error(ssl, r);
+            if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+                int w = wait_fd(fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, to);
+                if (w == 0) { *status = IO_TIMEOUT; return -1; }
+                if (w < 0) {
+                    *err = errno;
+                    *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
+                    return -1;
+                }
+                continue;
+            }
+            if (e == SSL_ERROR_ZERO_RETURN) { *status = IO_EOF; return -1; }
+            if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+                *err = errno;
+                if (errno == EINTR) { *status = IO_EINTR; return -1; }
+                *status = errno ? IO_ERRNO : IO_EOF;
+                return -1;
+            }
+            msg[0] = 0;
+            mc_tls_errors(msg, msgcap);
+            *status = IO_TLS;
+            return -1;
+        }
+        if (to >= 0) {
+            int w = wait_fd(fd, POLLIN, to);
+            if (w == 0) { *status = IO_TIMEOUT; return -1; }
+            if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
+        }
+        ssize_t n = recv(fd, dst, room, 0);
+        if (n > 0) return n;
+        if (n == 0) { *status = IO_EOF; return -1; }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            int w = wait_fd(fd, POLLIN, to);
+            if (w == 0) { *status = IO_TIMEOUT; return -1; }
+            if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
+            continue;
+        }
+        *err = errno;
+        *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
+        return -1;
+    }
+}
+
+/* Read at least one byte into dst.  Returns the count, or -1 with an exception set and
+   the connection closed (lost connection, timeout, Ctrl-C). */
+static ssize_t transport_recv(mc_conn *c, unsigned char *dst, size_t room) {
+    for (;;) {
+        ssize_t n;
+        int status = IO_OK, err = 0;
+        char msg[512];
         int fd = c->fd;
-        unsigned char *dst = c->rbuf + c->rend;
-        size_t room = c->rcap - c->rend;
+        SSL *ssl = c->ssl;
         double to = c->read_timeout;
         Py_BEGIN_ALLOW_THREADS
-        if (to >= 0) {
-            int r = wait_fd(fd, POLLIN, to);
-            if (r == 0) timed_out = 1;
-            else if (r < 0) err = errno;
-        }
-        if (!timed_out && !err) {
-            n = recv(fd, dst, room, 0);
-            if (n < 0) err = errno;
-        }
+        n = io_read_nogil(fd, ssl, dst, room, to, &status, &err, msg, sizeof(msg));
         Py_END_ALLOW_THREADS
-        if (timed_out) {
+        if (n > 0) return n;
+        switch (status) {
+        case IO_EINTR:
+            if (PyErr_CheckSignals() < 0) {
+                conn_close_socket(c);   /* a half-read response cannot be resumed */
+                return -1;
+            }
+            continue;
+        case IO_TIMEOUT: {
             char tbuf[32];
             snprintf(tbuf, sizeof(tbuf), "%g", to);
             conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
@@ -158,31 +238,98 @@ static int conn_recv_some(mc_conn *c) {
                        tbuf);
             return -1;
         }
-        if (err == EINTR) {
-            if (PyErr_CheckSignals() < 0) {
-                conn_close_socket(c);   /* a half-read response cannot be resumed */
-                return -1;
-            }
-            continue;
-        }
-        if (err == EAGAIN || err == EWOULDBLOCK) continue;
-        if (err) {
+        case IO_EOF:
+            conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server during query");
+            return -1;
+        case IO_TLS:
+            conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server during query (TLS error: %s)", msg);
+            return -1;
+        default:
             conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
                        "Lost connection to server during query (%s)", strerror(err));
             return -1;
         }
-        if (n == 0) {
-            conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server during query");
-            return -1;
-        }
-        if (c->capturing && mc_writer_put(&c->capture, dst, (size_t)n) < 0) {
-            conn_close_socket(c);
-            return -1;
-        }
-        c->rend += (size_t)n;
-        return 0;
     }
+}
+
+/* Inflate one compressed-protocol frame (7-byte header: compressed length, sequence id,
+   uncompressed length; 0 means stored) onto the end of rbuf.  0 or -1. */
+static int recv_frame(mc_conn *c) {
+    /* make sure the 7-byte header and then the whole frame are in zbuf */
+    size_t need = 7;
+    for (int pass = 0; pass < 2; pass++) {
+        while (c->zend - c->zpos < need) {
+            if (c->zpos > 0) {
+                size_t left = c->zend - c->zpos;
+                if (left) memmove(c->zbuf, c->zbuf + c->zpos, left);
+                c->zpos = 0;
+                c->zend = left;
+            }
+            if (need > c->zcap) {
+                size_t cap = c->zcap ? c->zcap : RBUF_INITIAL;
+                while (cap < need) cap *= 2;
+                unsigned char *nb = PyMem_Realloc(c->zbuf, cap);
+                if (!nb) { PyErr_NoMemory(); return -1; }
+                c->zbuf = nb;
+                c->zcap = cap;
+            }
+            ssize_t n = transport_recv(c, c->zbuf + c->zend, c->zcap - c->zend);
+            if (n < 0) return -1;
+            c->zend += (size_t)n;
+        }
+        if (pass == 0) need = 7 + mc_load_u24(c->zbuf + c->zpos);
+    }
+    const unsigned char *h = c->zbuf + c->zpos;
+    size_t clen = mc_load_u24(h);
+    size_t ulen = mc_load_u24(h + 4);
+    if (h[3] != c->cseq) {
+        malformed(c, "compressed packets out of order (unexpected sequence id)");
+        return -1;
+    }
+    c->cseq++;
+    size_t out = ulen ? ulen : clen;
+    if (c->rcap - c->rend < out) {
+        size_t cap = c->rcap ? c->rcap : RBUF_INITIAL;
+        while (cap - c->rend < out) cap *= 2;
+        unsigned char *nb = PyMem_Realloc(c->rbuf, cap);
+        if (!nb) { PyErr_NoMemory(); return -1; }
+        c->rbuf = nb;
+        c->rcap = cap;
+    }
+    unsigned char *dst = c->rbuf + c->rend;
+    const unsigned char *src = h + 7;
+    if (ulen == 0) {
+        memcpy(dst, src, clen);
+    } else {
+        uLongf dlen = (uLongf)ulen;
+        int zr;
+        Py_BEGIN_ALLOW_THREADS
+        zr = uncompress(dst, &dlen, src, (uLong)clen);
+        Py_END_ALLOW_THREADS
+        if (zr != Z_OK || dlen != ulen) {
+            malformed(c, "compressed frame does not inflate to its stated length");
+            return -1;
+        }
+    }
+    if (c->capturing && mc_writer_put(&c->capture, dst, out) < 0) return -1;
+    c->rend += out;
+    c->zpos += 7 + clen;
+    return 0;
+}
+
+/* Append at least one byte of the (decompressed) packet stream to rbuf. 0 or -1. */
+static int conn_recv_some(mc_conn *c) {
+    if (c->compress) return recv_frame(c);
+    ssize_t n = transport_recv(c, c->rbuf + c->rend, c->rcap - c->rend);
+    if (n < 0) return -1;
+    if (c->capturing && mc_writer_put(&c->capture, c->rbuf + c->rend, (size_t)n) < 0) {
+        conn_close_socket(c);
+        return -1;
+    }
+    c->rend += (size_t)n;
+    return 0;
 }
 
 /* Make sure at least `need` unread bytes are buffered. */
@@ -276,41 +423,55 @@ static int conn_read_packet_slow(mc_conn *c, const unsigned char **payload, size
     return 0;
 }
 
-static int send_all(mc_conn *c, struct iovec *iov, int iovcnt) {
+/* Write all of iov, GIL released by the caller.  0, or -1 with *status set. */
+static int io_write_nogil(int fd, SSL *ssl, struct iovec *iov, int iovcnt, double to,
+                          int *status, int *err, char *msg, size_t msgcap) {
     while (iovcnt > 0) {
-        ssize_t n = -1;
-        int err = 0, timed_out = 0;
-        int fd = c->fd;
-        double to = c->write_timeout;
-        struct msghdr msg;
-        memset(&msg, 0, sizeof(msg));
-        msg.msg_iov = iov;
-        msg.msg_iovlen = (size_t)iovcnt;
-        Py_BEGIN_ALLOW_THREADS
-        if (to >= 0) {
-            int r = wait_fd(fd, POLLOUT, to);
-            if (r == 0) timed_out = 1;
-            else if (r < 0) err = errno;
-        }
-        if (!timed_out && !err) {
-            n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-            if (n < 0) err = errno;
-        }
-        Py_END_ALLOW_THREADS
-        if (timed_out) {
-            conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server (write timed out)");
-            return -1;
-        }
-        if (err == EINTR) {
-            if (PyErr_CheckSignals() < 0) { conn_close_socket(c); return -1; }
-            continue;
-        }
-        if (err == EAGAIN || err == EWOULDBLOCK) continue;
-        if (err) {
-            conn_fatal(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
-                       "Server has gone away (%s)", strerror(err));
-            return -1;
+        ssize_t n;
+        if (ssl) {
+            if (iov->iov_len == 0) { iov++; iovcnt--; continue; }
+            ERR_clear_error();
+            int r = SSL_write(ssl, iov->iov_base, iov->iov_len > INT32_MAX ? INT32_MAX : (int)iov->iov_len);
+            if (r <= 0) {
+                int e = SSL_get_error(ssl, r);
+                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+                    int w = wait_fd(fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, to);
+                    if (w == 0) { *status = IO_TIMEOUT; return -1; }
+                    if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
+                    continue;
+                }
+                if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+                    *err = errno ? errno : EPIPE;
+                    *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
+                    return -1;
+                }
+                msg[0] = 0;
+                mc_tls_errors(msg, msgcap);
+                *status = IO_TLS;
+                return -1;
+            }
+            n = r;
+        } else {
+            if (to >= 0) {
+                int w = wait_fd(fd, POLLOUT, to);
+                if (w == 0) { *status = IO_TIMEOUT; return -1; }
+                if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
+            }
+            struct msghdr mh;
+            memset(&mh, 0, sizeof(mh));
+            mh.msg_iov = iov;
+            mh.msg_iovlen = (size_t)iovcnt;
+            n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    int w = wait_fd(fd, POLLOUT, to);
+                    if (w == 0) { *status = IO_TIMEOUT; return -1; }
+                    continue;
+                }
+                *err = errno;
+                *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
+                return -1;
+            }
         }
         size_t done = (size_t)n;
         while (iovcnt > 0 && done >= iov->iov_len) {
@@ -326,6 +487,95 @@ static int send_all(mc_conn *c, struct iovec *iov, int iovcnt) {
     return 0;
 }
 
+static int send_all(mc_conn *c, struct iovec *iov, int iovcnt) {
+    /* TLS: gather small pieces into one record instead of one record per piece */
+    unsigned char gather[16384];
+    struct iovec one;
+    if (c->ssl && iovcnt > 1) {
+        size_t total = 0;
+        for (int i = 0; i < iovcnt; i++) total += iov[i].iov_len;
+        if (total <= sizeof(gather)) {
+            size_t off = 0;
+            for (int i = 0; i < iovcnt; i++) {
+                memcpy(gather + off, iov[i].iov_base, iov[i].iov_len);
+                off += iov[i].iov_len;
+            }
+            one.iov_base = gather;
+            one.iov_len = total;
+            iov = &one;
+            iovcnt = 1;
+        }
+    }
+    for (;;) {
+        int status = IO_OK, err = 0, rc;
+        char msg[512];
+        int fd = c->fd;
+        SSL *ssl = c->ssl;
+        double to = c->write_timeout;
+        Py_BEGIN_ALLOW_THREADS
+        rc = io_write_nogil(fd, ssl, iov, iovcnt, to, &status, &err, msg, sizeof(msg));
+        Py_END_ALLOW_THREADS
+        if (rc == 0) return 0;
+        switch (status) {
+        case IO_EINTR:
+            if (PyErr_CheckSignals() < 0) { conn_close_socket(c); return -1; }
+            continue;   /* iov was advanced past what was written */
+        case IO_TIMEOUT:
+            conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server (write timed out)");
+            return -1;
+        case IO_TLS:
+            conn_fatal(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
+                       "Server has gone away (TLS error: %s)", msg);
+            return -1;
+        default:
+            conn_fatal(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
+                       "Server has gone away (%s)", strerror(err));
+            return -1;
+        }
+    }
+}
+
+#define MIN_COMPRESS_LENGTH 50
+
+/* Send `data` (complete plain packets, headers included) as compressed-protocol frames. */
+static int send_compressed(mc_conn *c, const unsigned char *data, size_t len) {
+    size_t off = 0;
+    do {
+        size_t chunk = len - off;
+        if (chunk > MC_MAX_PACKET) chunk = MC_MAX_PACKET;
+        unsigned char hdr[7];
+        const unsigned char *body = data + off;
+        size_t blen = chunk, ulen = 0;
+        if (chunk >= MIN_COMPRESS_LENGTH) {
+            uLongf zl = compressBound((uLong)chunk);
+            c->zout.len = 0;
+            if (mc_writer_reserve(&c->zout, zl) < 0) return -1;
+            int zr;
+            unsigned char *zdst = c->zout.buf;
+            Py_BEGIN_ALLOW_THREADS
+            zr = compress2(zdst, &zl, body, (uLong)chunk, Z_DEFAULT_COMPRESSION);
+            Py_END_ALLOW_THREADS
+            if (zr != Z_OK) {
+                conn_fatal(c, c->st->OperationalError, CR_UNKNOWN_ERROR, "zlib compress failed (%d)", zr);
+                return -1;
+            }
+            if (zl < chunk) {
+                body = c->zout.buf;
+                blen = zl;
+                ulen = chunk;
+            }
+        }
+        mc_store_u24(hdr, (uint32_t)blen);
+        hdr[3] = c->cseq++;
+        mc_store_u24(hdr + 4, (uint32_t)ulen);
+        struct iovec iov[2] = {{hdr, 7}, {(void *)body, blen}};
+        if (send_all(c, iov, 2) < 0) return -1;
+        off += chunk;
+    } while (off < len);
+    return 0;
+}
+
 /* Send the logical payload prefix+data as one or more packets (16 MiB split; a payload that
    is an exact multiple of 0xFFFFFF ends with an empty packet).  Sequence ids continue from
    c->seq. */
@@ -336,6 +586,7 @@ static int conn_send(mc_conn *c, const unsigned char *prefix, size_t plen,
         return -1;
     }
     size_t total = plen + dlen, sent = 0;
+    if (c->compress) c->zsend.len = 0;
     for (;;) {
         size_t chunk = total - sent;
         if (chunk > MC_MAX_PACKET) chunk = MC_MAX_PACKET;
@@ -356,9 +607,22 @@ static int conn_send(mc_conn *c, const unsigned char *prefix, size_t plen,
             size_t s0 = a - plen;
             iov[n].iov_base = (void *)(data + s0); iov[n].iov_len = b - a; n++;
         }
-        if (send_all(c, iov, n) < 0) return -1;
+        if (c->compress) {
+            for (int i = 0; i < n; i++)
+                if (mc_writer_put(&c->zsend, iov[i].iov_base, iov[i].iov_len) < 0) return -1;
+        } else if (send_all(c, iov, n) < 0) {
+            return -1;
+        }
         sent += chunk;
         if (chunk < MC_MAX_PACKET) break;
+    }
+    if (c->compress) {
+        int r = send_compressed(c, c->zsend.buf, c->zsend.len);
+        if (c->zsend.cap > RBUF_KEEP) {
+            mc_writer_free(&c->zsend);
+            if (mc_writer_init(&c->zsend, 256) < 0) return -1;
+        }
+        return r;
     }
     return 0;
 }
@@ -366,6 +630,7 @@ static int conn_send(mc_conn *c, const unsigned char *prefix, size_t plen,
 /* Start a command: sequence id 0, then send cmd + arg. */
 static int conn_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t arglen) {
     c->seq = 0;
+    c->cseq = 0;
     /* shrink an oversized receive buffer left by a large result */
     if (c->rcap > RBUF_KEEP && c->rpos == c->rend) {
         unsigned char *nb = PyMem_Realloc(c->rbuf, RBUF_INITIAL);
@@ -767,7 +1032,8 @@ static PyObject *Conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     c->module = PyType_GetModule(type);   /* the type is not subclassable */
     if (!c->module) { Py_DECREF(c); return NULL; }
     Py_INCREF(c->module);
-    if (mc_writer_init(&c->join, 256) < 0 || mc_writer_init(&c->wbuf, 512) < 0) {
+    if (mc_writer_init(&c->join, 256) < 0 || mc_writer_init(&c->wbuf, 512) < 0 ||
+        mc_writer_init(&c->zsend, 256) < 0 || mc_writer_init(&c->zout, 256) < 0) {
         Py_DECREF(c);
         return NULL;
     }
@@ -778,6 +1044,7 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(c));
     Py_VISIT(c->module);
     Py_VISIT(c->converters);
+    Py_VISIT(c->auth_plugins);
     Py_VISIT(c->description);
     Py_VISIT(c->column_names);
     Py_VISIT(c->column_tables);
@@ -794,14 +1061,21 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->server_version);
     Py_CLEAR(c->auth_plugin_name);
     Py_CLEAR(c->info);
+    Py_CLEAR(c->auth_plugins);
+    Py_CLEAR(c->server_public_key);
     return 0;
 }
 
 static void Conn_dealloc(mc_conn *c) {
     PyTypeObject *tp = Py_TYPE(c);
     PyObject_GC_UnTrack(c);
+    if (c->ssl) { SSL_free(c->ssl); c->ssl = NULL; }
+    if (c->ssl_ctx) { SSL_CTX_free(c->ssl_ctx); c->ssl_ctx = NULL; }
     if (c->fd >= 0) { close(c->fd); c->fd = -1; }
     Conn_clear(c);
+    PyMem_Free(c->zbuf);
+    mc_writer_free(&c->zsend);
+    mc_writer_free(&c->zout);
     PyMem_Free(c->rbuf);
     mc_writer_free(&c->join);
     mc_writer_free(&c->wbuf);
@@ -935,51 +1209,201 @@ typedef struct {
     size_t len;
 } span;
 
-/* Compute the auth response for `plugin` with nonce `scramble`.  Writes into `out`
-   (at most 64 bytes), sets *outlen.  0, or -1 with exception. */
-static int auth_response(mc_conn *c, const char *plugin, span password, span scramble,
-                         unsigned char *out, size_t *outlen) {
-    if (!strcmp(plugin, "mysql_native_password")) {
-        if (password.len == 0) { *outlen = 0; return 0; }
-        if (scramble.len < 20) {
-            malformed(c, "authentication nonce shorter than 20 bytes");
-            return -1;
-        }
-        if (mc_auth_native(password.data, password.len, scramble.data, 20, out) < 0) return -1;
-        *outlen = 20;
-        return 0;
-    }
-    if (!strcmp(plugin, "mysql_clear_password")) {
-        if (!c->is_unix) {
-            conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
-                       "Authentication plugin 'mysql_clear_password' refused: it would send "
-                       "the password in clear text over an unencrypted connection");
-            return -1;
-        }
-        return 1;   /* caller sends the password + NUL */
-    }
-    conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
-               "Authentication plugin '%s' cannot be loaded: not supported by mysqlc", plugin);
+/* ---------------------------------------------------------------- authentication */
+
+typedef struct {
+    char plugin[64];
+    unsigned char nonce[64];
+    size_t nonce_len;
+    int pubkey_requested;
+} auth_state;
+
+static int secure_transport(mc_conn *c) { return c->ssl != NULL || c->is_unix; }
+
+static int plugin_known(const char *name) {
+    return !strcmp(name, "mysql_native_password") || !strcmp(name, "caching_sha2_password") ||
+           !strcmp(name, "sha256_password") || !strcmp(name, "mysql_clear_password");
+}
+
+static int put_clear_password(mc_writer *out, span pw) {
+    if (mc_writer_put(out, pw.data, pw.len) < 0) return -1;
+    return mc_writer_u8(out, 0);
+}
+
+static int put_rsa_password(mc_conn *c, auth_state *a, span pw, const unsigned char *pem,
+                            size_t pemlen, mc_writer *out) {
+    PyObject *enc = mc_auth_rsa_encrypt(c->st, pem, pemlen, pw.data, pw.len, a->nonce,
+                                        a->nonce_len > 20 ? 20 : a->nonce_len);
+    if (!enc) { conn_close_socket(c); return -1; }
+    int r = mc_writer_put(out, PyBytes_AS_STRING(enc), (size_t)PyBytes_GET_SIZE(enc));
+    Py_DECREF(enc);
+    return r;
+}
+
+static int no_secure_path(mc_conn *c, const char *plugin) {
+    conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_ERR,
+               "Authentication plugin '%s' reported error: Authentication requires secure "
+               "connection (use TLS, a unix socket, server_public_key=..., or allow "
+               "get_server_public_key=True)", plugin);
     return -1;
 }
 
-static int send_auth_data(mc_conn *c, const char *plugin, span password, span scramble) {
-    unsigned char out[64];
-    size_t outlen = 0;
-    int r = auth_response(c, plugin, password, scramble, out, &outlen);
-    if (r < 0) return -1;
-    if (r == 1) {   /* clear password, NUL-terminated */
-        unsigned char z = 0;
-        return conn_send(c, password.data, password.len, &z, 1);
+/* The first response for a.plugin (after the handshake or an AuthSwitchRequest), into out. */
+static int auth_first(mc_conn *c, auth_state *a, span pw, mc_writer *out) {
+    const char *pl = a->plugin;
+    out->len = 0;
+    if (!strcmp(pl, "mysql_native_password")) {
+        unsigned char r[20];
+        if (pw.len == 0) return 0;
+        if (a->nonce_len < 20) { malformed(c, "authentication nonce shorter than 20 bytes"); return -1; }
+        if (mc_auth_native(pw.data, pw.len, a->nonce, 20, r) < 0) return -1;
+        return mc_writer_put(out, r, 20);
     }
-    return conn_send(c, out, outlen, NULL, 0);
+    if (!strcmp(pl, "caching_sha2_password")) {
+        unsigned char r[32];
+        if (pw.len == 0) return 0;
+        if (a->nonce_len < 20) { malformed(c, "authentication nonce shorter than 20 bytes"); return -1; }
+        if (mc_auth_caching_sha2(pw.data, pw.len, a->nonce, 20, r) < 0) return -1;
+        return mc_writer_put(out, r, 32);
+    }
+    if (!strcmp(pl, "sha256_password")) {
+        if (pw.len == 0) return mc_writer_u8(out, 0);
+        if (secure_transport(c)) return put_clear_password(out, pw);
+        if (c->server_public_key)
+            return put_rsa_password(c, a, pw, (const unsigned char *)PyBytes_AS_STRING(c->server_public_key),
+                                    (size_t)PyBytes_GET_SIZE(c->server_public_key), out);
+        if (c->allow_pubkey_request) {
+            a->pubkey_requested = 1;
+            return mc_writer_u8(out, 1);   /* request the server's public key */
+        }
+        return no_secure_path(c, pl);
+    }
+    if (!strcmp(pl, "mysql_clear_password")) {
+        if (!secure_transport(c) && !c->allow_cleartext) {
+            conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
+                       "Authentication plugin 'mysql_clear_password' refused: it would send the "
+                       "password in clear text over an unencrypted connection (use TLS or a unix "
+                       "socket, or pass enable_cleartext_plugin=True)");
+            return -1;
+        }
+        return put_clear_password(out, pw);
+    }
+    /* plugins implemented in Python (client_ed25519 via PyNaCl), registered by the DB-API layer */
+    PyObject *fn = c->auth_plugins ? PyDict_GetItemString(c->auth_plugins, pl) : NULL;
+    if (fn) {
+        PyObject *res = PyObject_CallFunction(fn, "y#y#", (const char *)pw.data, (Py_ssize_t)pw.len,
+                                              (const char *)a->nonce, (Py_ssize_t)a->nonce_len);
+        if (!res) { conn_close_socket(c); return -1; }
+        if (!PyBytes_Check(res)) {
+            Py_DECREF(res);
+            conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_ERR,
+                       "authentication plugin '%s' returned a non-bytes response", pl);
+            return -1;
+        }
+        int r = mc_writer_put(out, PyBytes_AS_STRING(res), (size_t)PyBytes_GET_SIZE(res));
+        Py_DECREF(res);
+        return r;
+    }
+    conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
+               "Authentication plugin '%s' cannot be loaded: not supported by mysqlc", pl);
+    return -1;
+}
+
+/* AuthMoreData (0x01 + data).  Returns 1 with a response in out, 0 when nothing is to be
+   sent (keep reading), -1 on error. */
+static int auth_more(mc_conn *c, auth_state *a, span pw, const unsigned char *d, size_t n,
+                     mc_writer *out) {
+    out->len = 0;
+    int is_pem = n > 10 && !memcmp(d, "-----BEGIN", 10);
+    if (a->pubkey_requested && is_pem) {
+        a->pubkey_requested = 0;
+        if (put_rsa_password(c, a, pw, d, n, out) < 0) return -1;
+        return 1;
+    }
+    if (!strcmp(a->plugin, "caching_sha2_password") && n == 1) {
+        if (d[0] == 3) return 0;   /* fast authentication succeeded; OK follows */
+        if (d[0] == 4) {           /* full authentication */
+            if (secure_transport(c)) {
+                if (put_clear_password(out, pw) < 0) return -1;
+                return 1;
+            }
+            if (c->server_public_key) {
+                if (put_rsa_password(c, a, pw,
+                                     (const unsigned char *)PyBytes_AS_STRING(c->server_public_key),
+                                     (size_t)PyBytes_GET_SIZE(c->server_public_key), out) < 0)
+                    return -1;
+                return 1;
+            }
+            if (c->allow_pubkey_request) {
+                a->pubkey_requested = 1;
+                if (mc_writer_u8(out, 2) < 0) return -1;   /* request the public key */
+                return 1;
+            }
+            return no_secure_path(c, a->plugin);
+        }
+    }
+    malformed(c, "unexpected AuthMoreData from the server");
+    return -1;
+}
+
+typedef struct {
+    mc_tls_opts tls;
+    const char *host;
+    double connect_timeout;
+    unsigned collation;
+    uint32_t extra_flags;
+    int want_compress;
+    PyObject *attrs;   /* dict str -> str or NULL */
+} connect_opts;
+
+static int put_attrs(mc_writer *w, PyObject *attrs) {
+    mc_writer tmp;
+    if (mc_writer_init(&tmp, 256) < 0) return -1;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(attrs, &pos, &k, &v)) {
+        Py_ssize_t kl, vl;
+        const char *ks = PyUnicode_Check(k) ? PyUnicode_AsUTF8AndSize(k, &kl) : NULL;
+        const char *vs = PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(v, &vl) : NULL;
+        if (!ks || !vs) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "connection attributes must be str -> str");
+            mc_writer_free(&tmp);
+            return -1;
+        }
+        if (mc_writer_lenenc_str(&tmp, ks, (size_t)kl) < 0 || mc_writer_lenenc_str(&tmp, vs, (size_t)vl) < 0) {
+            mc_writer_free(&tmp);
+            return -1;
+        }
+    }
+    int r = mc_writer_lenenc_str(w, tmp.buf, tmp.len);
+    mc_writer_free(&tmp);
+    return r;
+}
+
+static const char *ssl_mode_name(int m) {
+    static const char *names[] = {"DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"};
+    return (m >= 0 && m <= 4) ? names[m] : "?";
+}
+
+static int start_tls(mc_conn *c, const connect_opts *o) {
+    if (!c->ssl_ctx) {
+        c->ssl_ctx = mc_tls_context(c->st, &o->tls);
+        if (!c->ssl_ctx) { conn_close_socket(c); return -1; }
+    }
+    int fl = fcntl(c->fd, F_GETFL, 0);
+    fcntl(c->fd, F_SETFL, fl | O_NONBLOCK);
+    c->ssl = mc_tls_handshake(c->st, c->ssl_ctx, c->fd, o->host, &o->tls, o->connect_timeout);
+    if (!c->ssl) { conn_close_socket(c); return -1; }
+    return 0;
 }
 
 static int do_handshake(mc_conn *c, span user, span password, span database,
-                        unsigned collation, uint32_t extra_flags) {
+                        const connect_opts *o) {
     const unsigned char *p;
     size_t n;
     mc_reader r;
+    auth_state a;
+    memset(&a, 0, sizeof(a));
     c->seq = 0;
     if (conn_read_packet(c, &p, &n) < 0) return -1;
     if (n == 0) { malformed(c, "empty handshake"); return -1; }
@@ -1043,113 +1467,150 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
                    "Server does not support the 4.1 protocol (CLIENT_PROTOCOL_41)");
         return -1;
     }
-    unsigned char scramble_buf[64];
-    size_t scramble_len = 8;
-    memcpy(scramble_buf, part1, 8);
+    memcpy(a.nonce, part1, 8);
+    a.nonce_len = 8;
     if (part2_n) {
-        if (part2_n > sizeof(scramble_buf) - 8) part2_n = sizeof(scramble_buf) - 8;
-        memcpy(scramble_buf + 8, part2, part2_n);
-        scramble_len += part2_n;
+        if (part2_n > sizeof(a.nonce) - 8) part2_n = sizeof(a.nonce) - 8;
+        memcpy(a.nonce + 8, part2, part2_n);
+        a.nonce_len += part2_n;
     }
-    char plugin_name[64] = "mysql_native_password";
-    if (plugin && plugin_n > 0 && plugin_n < sizeof(plugin_name)) {
-        memcpy(plugin_name, plugin, plugin_n);
-        plugin_name[plugin_n] = 0;
+    strcpy(a.plugin, "mysql_native_password");
+    if (plugin && plugin_n > 0 && plugin_n < sizeof(a.plugin)) {
+        char srv[64];
+        memcpy(srv, plugin, plugin_n);
+        srv[plugin_n] = 0;
+        /* answer with the server's default plugin when we implement it in C */
+        if (plugin_known(srv) && strcmp(srv, "mysql_clear_password") != 0) strcpy(a.plugin, srv);
     }
-    /* Start with the server's default plugin when we know it, else native. */
-    if (strcmp(plugin_name, "mysql_native_password") != 0)
-        strcpy(plugin_name, "mysql_native_password");
 
     uint32_t want = CLIENT_LONG_PASSWORD | CLIENT_LONG_FLAG | CLIENT_PROTOCOL_41 |
                     CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH |
                     CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | CLIENT_TRANSACTIONS |
                     CLIENT_MULTI_RESULTS | CLIENT_PS_MULTI_RESULTS | CLIENT_DEPRECATE_EOF |
-                    (extra_flags & (CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS |
-                                    CLIENT_IGNORE_SPACE | CLIENT_INTERACTIVE | CLIENT_NO_SCHEMA |
-                                    CLIENT_ODBC));
+                    (o->extra_flags & (CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS |
+                                       CLIENT_IGNORE_SPACE | CLIENT_INTERACTIVE |
+                                       CLIENT_NO_SCHEMA | CLIENT_ODBC));
     if (database.data) want |= CLIENT_CONNECT_WITH_DB;
+    if (o->want_compress) want |= CLIENT_COMPRESS;
+    if (o->attrs) want |= CLIENT_CONNECT_ATTRS;
     uint32_t flags = want & caps;
-    c->client_flag = flags;
 
-    span scramble = {scramble_buf, scramble_len};
-    unsigned char authbuf[64];
-    size_t authlen_out = 0;
-    int ar = auth_response(c, plugin_name, password, scramble, authbuf, &authlen_out);
-    if (ar < 0) return -1;
-
+    /* TLS: never send credentials in the clear when TLS is required */
+    int use_tls = 0;
+    if (o->tls.mode >= MC_SSL_REQUIRED) {
+        if (!(caps & CLIENT_SSL)) {
+            conn_fatal(c, c->st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                       "SSL connection error: the server does not support TLS, but "
+                       "ssl_mode=%s requires it", ssl_mode_name(o->tls.mode));
+            return -1;
+        }
+        use_tls = 1;
+    } else if (o->tls.mode == MC_SSL_PREFERRED && (caps & CLIENT_SSL) && !c->is_unix) {
+        use_tls = 1;
+    }
     mc_writer *w = &c->wbuf;
-    w->len = 0;
     unsigned char zeros[23];
     memset(zeros, 0, sizeof(zeros));
-    if (mc_writer_u32(w, flags) < 0 || mc_writer_u32(w, 0x01000000u) < 0 ||
-        mc_writer_u8(w, (uint8_t)(collation & 0xFF)) < 0 || mc_writer_put(w, zeros, 23) < 0 ||
-        mc_writer_put(w, user.data, user.len) < 0 || mc_writer_u8(w, 0) < 0)
-        return -1;
-    if (flags & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA) {
-        if (mc_writer_lenenc_str(w, authbuf, authlen_out) < 0) return -1;
-    } else {
-        if (mc_writer_u8(w, (uint8_t)authlen_out) < 0 || mc_writer_put(w, authbuf, authlen_out) < 0)
+    if (use_tls) {
+        flags |= CLIENT_SSL;
+        w->len = 0;
+        if (mc_writer_u32(w, flags) < 0 || mc_writer_u32(w, 0x01000000u) < 0 ||
+            mc_writer_u8(w, (uint8_t)(o->collation & 0xFF)) < 0 || mc_writer_put(w, zeros, 23) < 0)
             return -1;
+        if (conn_send(c, w->buf, w->len, NULL, 0) < 0) return -1;   /* SSLRequest */
+        if (start_tls(c, o) < 0) return -1;
+    }
+    c->client_flag = flags;
+
+    mc_writer authout;
+    if (mc_writer_init(&authout, 64) < 0) return -1;
+    int rc = -1;
+    if (auth_first(c, &a, password, &authout) < 0) goto done;
+
+    w->len = 0;
+    if (mc_writer_u32(w, flags) < 0 || mc_writer_u32(w, 0x01000000u) < 0 ||
+        mc_writer_u8(w, (uint8_t)(o->collation & 0xFF)) < 0 || mc_writer_put(w, zeros, 23) < 0 ||
+        mc_writer_put(w, user.data, user.len) < 0 || mc_writer_u8(w, 0) < 0)
+        goto done;
+    if (flags & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA) {
+        if (mc_writer_lenenc_str(w, authout.buf, authout.len) < 0) goto done;
+    } else {
+        if (authout.len > 255) { malformed(c, "authentication response too long"); goto done; }
+        if (mc_writer_u8(w, (uint8_t)authout.len) < 0 || mc_writer_put(w, authout.buf, authout.len) < 0)
+            goto done;
     }
     if (flags & CLIENT_CONNECT_WITH_DB) {
-        if (mc_writer_put(w, database.data, database.len) < 0 || mc_writer_u8(w, 0) < 0) return -1;
+        if (mc_writer_put(w, database.data, database.len) < 0 || mc_writer_u8(w, 0) < 0) goto done;
     }
     if (flags & CLIENT_PLUGIN_AUTH) {
-        if (mc_writer_put(w, plugin_name, strlen(plugin_name)) < 0 || mc_writer_u8(w, 0) < 0)
-            return -1;
+        if (mc_writer_put(w, a.plugin, strlen(a.plugin)) < 0 || mc_writer_u8(w, 0) < 0) goto done;
     }
-    if (conn_send(c, w->buf, w->len, NULL, 0) < 0) return -1;
+    if ((flags & CLIENT_CONNECT_ATTRS) && o->attrs) {
+        if (put_attrs(w, o->attrs) < 0) goto done;
+    }
+    if (conn_send(c, w->buf, w->len, NULL, 0) < 0) goto done;
 
     /* Authentication exchange: OK, ERR, AuthSwitchRequest (0xFE) or AuthMoreData (0x01). */
-    int switches = 0;
+    int rounds = 0;
     for (;;) {
-        if (conn_read_packet(c, &p, &n) < 0) return -1;
-        if (n == 0) { malformed(c, "empty authentication reply"); return -1; }
+        if (++rounds > 16) { malformed(c, "too many authentication round trips"); goto done; }
+        if (conn_read_packet(c, &p, &n) < 0) goto done;
+        if (n == 0) { malformed(c, "empty authentication reply"); goto done; }
         if (p[0] == 0x00) {
-            if (parse_ok(c, p, n) < 0) return -1;
+            if (parse_ok(c, p, n) < 0) goto done;
             break;
         }
         if (p[0] == 0xFF) {
             raise_err_packet(c, p, n);
             conn_close_socket(c);
-            return -1;
+            goto done;
         }
         if (p[0] == 0xFE) {
-            if (++switches > 4) { malformed(c, "too many authentication switches"); return -1; }
-            mc_reader_init(&r, p + 1, n - 1);
-            const unsigned char *pn, *data;
-            size_t pn_n, data_n;
             if (n == 1) {   /* old AuthSwitchRequest: mysql_old_password */
                 conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
                            "Server requested the insecure pre-4.1 password authentication");
-                return -1;
+                goto done;
             }
-            if (mc_reader_nulstr(&r, &pn, &pn_n) < 0) { malformed(c, "bad AuthSwitchRequest"); return -1; }
+            const unsigned char *pn, *data;
+            size_t pn_n, data_n;
+            mc_reader_init(&r, p + 1, n - 1);
+            if (mc_reader_nulstr(&r, &pn, &pn_n) < 0) { malformed(c, "bad AuthSwitchRequest"); goto done; }
             data = r.p;
             data_n = mc_reader_left(&r);
             while (data_n > 0 && data[data_n - 1] == 0) data_n--;
-            if (pn_n == 0 || pn_n >= sizeof(plugin_name)) { malformed(c, "bad plugin name"); return -1; }
-            memcpy(plugin_name, pn, pn_n);
-            plugin_name[pn_n] = 0;
-            if (data_n > sizeof(scramble_buf)) data_n = sizeof(scramble_buf);
-            memcpy(scramble_buf, data, data_n);
-            span sc = {scramble_buf, data_n};
-            if (send_auth_data(c, plugin_name, password, sc) < 0) return -1;
+            if (pn_n == 0 || pn_n >= sizeof(a.plugin)) { malformed(c, "bad plugin name"); goto done; }
+            memcpy(a.plugin, pn, pn_n);
+            a.plugin[pn_n] = 0;
+            if (data_n > sizeof(a.nonce)) data_n = sizeof(a.nonce);
+            memcpy(a.nonce, data, data_n);
+            a.nonce_len = data_n;
+            a.pubkey_requested = 0;
+            if (auth_first(c, &a, password, &authout) < 0) goto done;
+            if (conn_send(c, authout.buf, authout.len, NULL, 0) < 0) goto done;
             continue;
         }
         if (p[0] == 0x01) {
-            conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
-                       "Authentication plugin '%s' requested more data; not supported yet",
-                       plugin_name);
-            return -1;
+            int m = auth_more(c, &a, password, p + 1, n - 1, &authout);
+            if (m < 0) goto done;
+            if (m == 1 && conn_send(c, authout.buf, authout.len, NULL, 0) < 0) goto done;
+            continue;
         }
         malformed(c, "unexpected authentication reply");
-        return -1;
+        goto done;
     }
-    Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(plugin_name));
-    if (!c->auth_plugin_name) return -1;
+    Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(a.plugin));
+    if (!c->auth_plugin_name) goto done;
     c->state = ST_IDLE;
-    return 0;
+    if (flags & CLIENT_COMPRESS) {
+        c->compress = 1;   /* everything after the handshake is framed */
+        c->cseq = 0;
+        if (c->rpos != c->rend) { malformed(c, "unexpected bytes after authentication"); goto done; }
+    }
+    rc = 0;
+done:
+    if (authout.buf) memset(authout.buf, 0, authout.cap);
+    mc_writer_free(&authout);
+    return rc;
 }
 
 static int get_span(PyObject *o, span *s, Py_buffer *view, const char *name) {
@@ -1177,32 +1638,69 @@ static int get_span(PyObject *o, span *s, Py_buffer *view, const char *name) {
 static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"host", "port", "unix_socket", "user", "password", "database",
                              "collation", "client_flag", "connect_timeout", "read_timeout",
-                             "write_timeout", NULL};
+                             "write_timeout", "ssl_mode", "ssl_ca", "ssl_capath", "ssl_cert",
+                             "ssl_key", "ssl_cipher", "tls_min_version", "tls_max_version",
+                             "server_public_key", "allow_public_key_request",
+                             "allow_cleartext", "compress", "attrs", "auth_plugins", NULL};
     const char *host = NULL, *unix_socket = NULL;
     int port = 3306;
     unsigned int collation = 45;
     unsigned long client_flag = 0;
     PyObject *user = NULL, *password = NULL, *database = NULL;
     PyObject *ct = NULL, *rt = NULL, *wt = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOO", kwlist, &host, &port,
-                                     &unix_socket, &user, &password, &database, &collation,
-                                     &client_flag, &ct, &rt, &wt))
+    connect_opts o;
+    memset(&o, 0, sizeof(o));
+    PyObject *pubkey = Py_None, *attrs = Py_None, *plugins = Py_None;
+    int allow_req = 0, allow_clear = 0, compress = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOO", kwlist,
+                                     &host, &port, &unix_socket, &user, &password, &database,
+                                     &collation, &client_flag, &ct, &rt, &wt,
+                                     &o.tls.mode, &o.tls.ca, &o.tls.capath, &o.tls.cert,
+                                     &o.tls.key, &o.tls.cipher, &o.tls.min_version,
+                                     &o.tls.max_version, &pubkey, &allow_req, &allow_clear,
+                                     &compress, &attrs, &plugins))
         return NULL;
     if (c->fd >= 0) {
         mc_raise(c->st->ProgrammingError, 0, "already connected");
         return NULL;
     }
     if (c->in_use) return mc_raise(c->st->ProgrammingError, 0, "connection is in use");
+    if (o.tls.mode < MC_SSL_DISABLED || o.tls.mode > MC_SSL_VERIFY_IDENTITY) {
+        PyErr_Format(PyExc_ValueError, "ssl_mode must be 0..4, not %d", o.tls.mode);
+        return NULL;
+    }
+    if (pubkey != Py_None && !PyBytes_Check(pubkey)) {
+        PyErr_SetString(PyExc_TypeError, "server_public_key must be bytes (PEM) or None");
+        return NULL;
+    }
+    if (attrs != Py_None && !PyDict_Check(attrs)) {
+        PyErr_SetString(PyExc_TypeError, "attrs must be a dict or None");
+        return NULL;
+    }
+    if (plugins != Py_None && !PyDict_Check(plugins)) {
+        PyErr_SetString(PyExc_TypeError, "auth_plugins must be a dict or None");
+        return NULL;
+    }
     if (!host && !unix_socket) host = "127.0.0.1";
     if (port <= 0 || port > 65535) {
         PyErr_Format(PyExc_ValueError, "port must be in 1..65535, not %d", port);
         return NULL;
     }
-    double connect_timeout;
-    if (set_timeout(ct, &connect_timeout, "connect_timeout") < 0 ||
+    if (set_timeout(ct, &o.connect_timeout, "connect_timeout") < 0 ||
         set_timeout(rt, &c->read_timeout, "read_timeout") < 0 ||
         set_timeout(wt, &c->write_timeout, "write_timeout") < 0)
         return NULL;
+    o.host = unix_socket ? (host ? host : "localhost") : host;
+    o.collation = collation;
+    o.extra_flags = (uint32_t)client_flag;
+    o.want_compress = compress;
+    o.attrs = attrs == Py_None ? NULL : attrs;
+    Py_XSETREF(c->server_public_key, pubkey == Py_None ? NULL : Py_NewRef(pubkey));
+    Py_XSETREF(c->auth_plugins, plugins == Py_None ? NULL : Py_NewRef(plugins));
+    c->allow_pubkey_request = allow_req;
+    c->allow_cleartext = allow_clear;
+    if (c->ssl_ctx) { SSL_CTX_free(c->ssl_ctx); c->ssl_ctx = NULL; }
+
     span su, sp, sd;
     Py_buffer vu, vp, vd;
     vu.obj = vp.obj = vd.obj = NULL;
@@ -1226,21 +1724,22 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
         c->rcap = RBUF_INITIAL;
     }
     c->rpos = c->rend = 0;
+    c->zpos = c->zend = 0;
+    c->compress = 0;
+    c->replaying = 0;
     c->in_use = 1;
-    if (open_socket(c, host, port, unix_socket, connect_timeout) < 0) {
+    if (open_socket(c, host, port, unix_socket, o.connect_timeout) < 0) {
         c->in_use = 0;
         goto done;
     }
     /* the handshake is bounded by connect_timeout too */
-    double saved_rt = c->read_timeout;
-    if (connect_timeout >= 0) c->read_timeout = connect_timeout;
-    int rc = do_handshake(c, su, sp, sd, collation, (uint32_t)client_flag);
+    double saved_rt = c->read_timeout, saved_wt = c->write_timeout;
+    if (o.connect_timeout >= 0) c->read_timeout = c->write_timeout = o.connect_timeout;
+    int rc = do_handshake(c, su, sp, sd, &o);
     c->read_timeout = saved_rt;
+    c->write_timeout = saved_wt;
     c->in_use = 0;
     if (rc < 0) {
-        if (PyErr_ExceptionMatches(c->st->OperationalError) || PyErr_ExceptionMatches(c->st->InterfaceError)) {
-            /* a lost connection during the handshake is reported as such */
-        }
         conn_close_socket(c);
         goto done;
     }
@@ -1401,11 +1900,26 @@ static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
         return mc_raise(c->st->ProgrammingError, 0,
                         "this connection is being used by another thread");
     if (c->state == ST_IDLE) {
-        /* COM_QUIT: best effort, the server closes without answering */
-        unsigned char pkt[5] = {1, 0, 0, 0, COM_QUIT};
+        /* COM_QUIT: best effort and non-blocking; the server closes without answering */
+        unsigned char pkt[12] = {1, 0, 0, 0, COM_QUIT};
+        size_t len = 5;
+        if (c->compress) {   /* one stored (uncompressed) frame around the packet */
+            unsigned char framed[12] = {5, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, COM_QUIT};
+            memcpy(pkt, framed, sizeof(framed));
+            len = 12;
+        }
         int fd = c->fd;
+        SSL *ssl = c->ssl;
+        if (ssl) {
+            int fl = fcntl(fd, F_GETFL, 0);
+            fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+        }
         Py_BEGIN_ALLOW_THREADS
-        (void)send(fd, pkt, sizeof(pkt), MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (ssl) {
+            if (SSL_write(ssl, pkt, (int)len) <= 0) ERR_clear_error();
+        } else {
+            (void)send(fd, pkt, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
         Py_END_ALLOW_THREADS
     }
     conn_close_socket(c);

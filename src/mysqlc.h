@@ -11,6 +11,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if PY_VERSION_HEX < 0x030A0000
+static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
+#endif
+
 /* ---- capability flags (Protocol::CapabilityFlags) ---- */
 #define CLIENT_LONG_PASSWORD                  0x00000001u
 #define CLIENT_FOUND_ROWS                     0x00000002u
@@ -99,7 +103,9 @@
 #define CR_SERVER_LOST          2013
 #define CR_COMMANDS_OUT_OF_SYNC 2014
 #define CR_MALFORMED_PACKET     2027
+#define CR_SSL_CONNECTION_ERROR 2026
 #define CR_AUTH_PLUGIN_CANNOT_LOAD 2059
+#define CR_AUTH_PLUGIN_ERR      2061
 
 #define MC_MAX_PACKET 0xFFFFFFu
 
@@ -181,10 +187,36 @@ static inline uint32_t mc_load_u24(const unsigned char *p) {
 /* ---- encode.c: client-side literals and query formatting ---- */
 extern PyMethodDef mc_encode_methods[];
 
+/* ---- tls.c ---- */
+#include <openssl/ssl.h>
+
+enum { MC_SSL_DISABLED = 0, MC_SSL_PREFERRED = 1, MC_SSL_REQUIRED = 2,
+       MC_SSL_VERIFY_CA = 3, MC_SSL_VERIFY_IDENTITY = 4 };
+
+typedef struct {
+    int mode;              /* MC_SSL_* */
+    const char *ca, *capath, *cert, *key, *cipher;   /* UTF-8 paths / names or NULL */
+    int min_version, max_version;                    /* TLS1_2_VERSION, ... or 0 */
+} mc_tls_opts;
+
+SSL_CTX *mc_tls_context(mc_state *st, const mc_tls_opts *o);
+SSL *mc_tls_handshake(mc_state *st, SSL_CTX *ctx, int fd, const char *host,
+                      const mc_tls_opts *o, double timeout);
+void mc_tls_errors(char *buf, size_t cap);
+
 /* ---- auth.c ---- */
 /* mysql_native_password scramble: out 20 bytes. Returns 0 or -1 with exception. */
 int mc_auth_native(const unsigned char *pw, size_t pwlen,
                    const unsigned char *scramble, size_t scrlen, unsigned char out[20]);
+/* caching_sha2_password fast-auth scramble: out 32 bytes. */
+int mc_auth_caching_sha2(const unsigned char *pw, size_t pwlen,
+                         const unsigned char *nonce, size_t nlen, unsigned char out[32]);
+/* RSA-OAEP encryption of (password + NUL) XOR nonce with a PEM public key, for
+   caching_sha2_password / sha256_password over plain TCP.  Returns a new bytes object
+   or NULL with an exception (OperationalError 2061 for a bad key). */
+PyObject *mc_auth_rsa_encrypt(mc_state *st, const unsigned char *pem, size_t pemlen,
+                              const unsigned char *pw, size_t pwlen,
+                              const unsigned char *nonce, size_t nlen);
 
 /* ---- conn.c ---- */
 int mc_conn_add_type(PyObject *module);

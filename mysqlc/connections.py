@@ -11,7 +11,7 @@ import getpass
 import re
 import weakref
 
-from . import _charsets, cursors
+from . import _charsets, _secure, cursors
 from .constants import CLIENT, SERVER_STATUS
 from .converters import _require_core, _split_conv, conversions
 from .errors import (
@@ -23,7 +23,6 @@ __all__ = ["Connection"]
 
 _IDENTIFIER = re.compile(r"\A[A-Za-z0-9_]+\Z")
 _NUMERIC_PART = re.compile(r"\d+")
-_SSL_MODES = ("DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY")
 _DEFAULT_MAX_ALLOWED_PACKET = 16 * 1024 * 1024
 _DEFAULT_PORT = 3306
 # MariaDB >= 10 prefixes its version with "5.5.5-" in the handshake for old
@@ -80,21 +79,6 @@ def _resolve_charset(charset, collation):
     # default), a name unknown to us, or a collation of another charset: send the
     # charset's default and let the server apply (or reject) the collation.
     return charset, codec, default_id, "SET NAMES %s COLLATE %s" % (charset, collation)
-
-
-def _check_tls(ssl, ssl_mode, ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher,
-               ssl_verify_cert, ssl_verify_identity, ssl_disabled):
-    if ssl_mode is not None:
-        mode = str(ssl_mode).upper()
-        if mode not in _SSL_MODES:
-            raise NotSupportedError(0, "Unknown ssl_mode specification: %r" % (ssl_mode,))
-        if mode not in ("DISABLED", "PREFERRED"):
-            raise NotSupportedError(0, "TLS is not supported yet (ssl_mode=%s)" % mode)
-    if ssl_disabled:
-        return
-    if ssl or ssl_ca or ssl_capath or ssl_cert or ssl_key or ssl_cipher \
-            or ssl_verify_cert or ssl_verify_identity:
-        raise NotSupportedError(0, "TLS is not supported yet (ssl options given)")
 
 
 def _to_bytes(value, encoding, name):
@@ -186,12 +170,37 @@ class Connection:
     local_infile : bool, default False
         Accepted for compatibility; ``LOAD DATA LOCAL INFILE`` is not supported
         yet and the core refuses the server's file requests.
-    ssl, ssl_mode, ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher,
-    ssl_verify_cert, ssl_verify_identity, ssl_disabled
-        TLS is not implemented yet: any option that asks for it raises
-        NotSupportedError; ``ssl_mode`` "DISABLED" and "PREFERRED" (which falls
-        back to a plain connection) are accepted.
-    compress, named_pipe, read_default_file, read_default_group
+    ssl : dict or bool, optional
+        TLS options as mysqlclient and PyMySQL take them: ``ca``, ``capath``,
+        ``cert``, ``key``, ``cipher``, ``check_hostname``; see
+        :func:`mysqlc._secure.resolve_tls` for how they choose the mode.
+    ssl_mode : str, optional
+        ``DISABLED``, ``PREFERRED``, ``REQUIRED``, ``VERIFY_CA``,
+        ``VERIFY_IDENTITY`` (MySQL's names).  Default: no TLS unless a TLS option
+        is given.  With ``REQUIRED`` or stricter a server without TLS is refused
+        before any credential is sent (OperationalError 2026).
+    ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher : str, optional
+        Keyword forms of the ``ssl`` dict's keys.
+    ssl_verify_cert, ssl_verify_identity, ssl_disabled : bool, optional
+        PyMySQL's switches.
+    tls_version : str, optional
+        Allowed TLS versions, e.g. ``"TLSv1.2,TLSv1.3"`` (default: 1.2 and newer).
+    compress : bool, default False
+        zlib compressed protocol (CLIENT_COMPRESS), when the server offers it.
+    server_public_key : str or bytes, optional
+        The server's RSA public key (PEM text or a file path) for
+        caching_sha2_password / sha256_password over plain TCP.
+    get_server_public_key : bool, default False
+        Allow asking the server for its RSA public key over plain TCP (a
+        man-in-the-middle could substitute its own key; MySQL's option name).
+    enable_cleartext_plugin : bool, default False
+        Allow mysql_clear_password over an unencrypted TCP connection.
+    program_name : str, optional
+        Sent as the ``program_name`` connection attribute (default: the script's
+        name).
+    conn_attrs : dict, optional
+        Extra connection attributes (str -> str).
+    named_pipe, read_default_file, read_default_group
         Not supported: a true value raises NotSupportedError.
     auth_plugin : str, optional
         Accepted and ignored: the core follows the server's auth-switch requests.
@@ -236,16 +245,27 @@ class Connection:
                  use_unicode=True, binary_prefix=False, local_infile=False, ssl=None,
                  ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=None, ssl_key=None,
                  ssl_cipher=None, ssl_verify_cert=None, ssl_verify_identity=None,
-                 ssl_disabled=None, compress=False, named_pipe=False,
-                 read_default_file=None, read_default_group=None, auth_plugin=None):
+                 ssl_disabled=None, tls_version=None, compress=False,
+                 server_public_key=None, get_server_public_key=False,
+                 enable_cleartext_plugin=False, program_name=None, conn_attrs=None,
+                 named_pipe=False, read_default_file=None, read_default_group=None,
+                 auth_plugin=None):
         core_mod = _require_core()
         if password is None:
             password = passwd
         if database is None:
             database = db
-        _check_tls(ssl, ssl_mode, ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher,
-                   ssl_verify_cert, ssl_verify_identity, ssl_disabled)
-        for name, value in (("compress", compress), ("named_pipe", named_pipe),
+        self._secure_options = dict(
+            _secure.resolve_tls(ssl, ssl_mode, ssl_ca, ssl_capath, ssl_cert, ssl_key,
+                                ssl_cipher, ssl_verify_cert, ssl_verify_identity,
+                                ssl_disabled, tls_version),
+            compress=bool(compress),
+            server_public_key=_secure.load_public_key(server_public_key),
+            allow_public_key_request=bool(get_server_public_key),
+            allow_cleartext=bool(enable_cleartext_plugin),
+            attrs=_secure.connect_attrs(program_name, conn_attrs),
+            auth_plugins=_secure.AUTH_PLUGINS)
+        for name, value in (("named_pipe", named_pipe),
                             ("read_default_file", read_default_file),
                             ("read_default_group", read_default_group)):
             if value:
@@ -324,6 +344,7 @@ class Connection:
                 connect_timeout=connect_timeout,
                 read_timeout=read_timeout,
                 write_timeout=write_timeout,
+                **self._secure_options,
             )
             self._use_socket = use_socket
             version = core.server_version or ""

@@ -763,9 +763,7 @@ def test_resolve_charset_options():
 
 
 @pytest.mark.parametrize("kwargs", [
-    {"ssl": {"ca": "/ca.pem"}}, {"ssl": True}, {"ssl_mode": "REQUIRED"},
-    {"ssl_mode": "VERIFY_IDENTITY"}, {"ssl_mode": "bogus"}, {"ssl_ca": "/ca.pem"},
-    {"compress": True}, {"read_default_file": "~/.my.cnf"}, {"use_unicode": False},
+    {"read_default_file": "~/.my.cnf"}, {"use_unicode": False}, {"named_pipe": True},
 ])
 def test_unsupported_options_raise_before_connecting(kwargs):
     if mysqlc._core is None:

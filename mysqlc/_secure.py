@@ -1,0 +1,234 @@
+"""TLS options, authentication helpers and connection attributes for
+:class:`mysqlc.connections.Connection`.
+
+The transport and the authentication exchange run in the C core (OpenSSL);
+this module only turns the user's options (MySQL's, mysqlclient's and PyMySQL's
+spellings) into the core's arguments.
+"""
+
+import hashlib
+import os
+import platform
+import sys
+
+from .errors import NotSupportedError, OperationalError, ProgrammingError
+
+__all__ = ["SSL_MODES", "resolve_tls", "connect_attrs", "load_public_key",
+           "client_ed25519"]
+
+#: MySQL's ``--ssl-mode`` names and the core's numbers for them.
+SSL_MODES = {"DISABLED": 0, "PREFERRED": 1, "REQUIRED": 2, "VERIFY_CA": 3,
+             "VERIFY_IDENTITY": 4}
+
+#: MySQL's ``--tls-version`` names and OpenSSL's protocol version numbers.
+TLS_VERSIONS = {"TLSv1": 0x0301, "TLSv1.1": 0x0302, "TLSv1.2": 0x0303, "TLSv1.3": 0x0304}
+
+_SSL_DICT_KEYS = {"ca", "capath", "cert", "key", "cipher", "check_hostname",
+                  "verify_cert", "verify_identity", "ssl_mode", "tls_version"}
+
+
+def _path(value, name):
+    if value is None:
+        return None
+    value = os.fspath(value)
+    if isinstance(value, bytes):
+        value = os.fsdecode(value)
+    if not isinstance(value, str) or not value:
+        raise ProgrammingError(0, "%s must be a file path" % name)
+    return value
+
+
+def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=None,
+                ssl_key=None, ssl_cipher=None, ssl_verify_cert=None,
+                ssl_verify_identity=None, ssl_disabled=None, tls_version=None):
+    """Turn the TLS options into the core's ``connect()`` keyword arguments.
+
+    Parameters
+    ----------
+    ssl : dict or bool, optional
+        mysqlclient's / PyMySQL's dict with keys ``ca``, ``capath``, ``cert``,
+        ``key``, ``cipher``, ``check_hostname`` (also ``verify_cert``,
+        ``verify_identity``, ``ssl_mode``, ``tls_version``); ``True`` asks for TLS
+        without verification.
+    ssl_mode : str, optional
+        ``DISABLED``, ``PREFERRED``, ``REQUIRED``, ``VERIFY_CA`` or
+        ``VERIFY_IDENTITY`` (MySQL's ``--ssl-mode``; case-insensitive).
+    ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher : str, optional
+        Keyword forms of the dict keys (they win over the dict).
+    ssl_verify_cert, ssl_verify_identity, ssl_disabled : bool, optional
+        PyMySQL's / mysql-connector's switches.
+    tls_version : str or sequence of str, optional
+        Allowed protocol versions, e.g. ``"TLSv1.2,TLSv1.3"`` (MySQL's
+        ``--tls-version``); the lowest and highest listed become the bounds.
+        Default: TLS 1.2 and newer.
+
+    Returns
+    -------
+    dict
+        ``ssl_mode`` (int), ``ssl_ca``, ``ssl_capath``, ``ssl_cert``, ``ssl_key``,
+        ``ssl_cipher``, ``tls_min_version``, ``tls_max_version``.
+
+    Notes
+    -----
+    Without ``ssl_mode``: no TLS unless a TLS option is given (mysqlclient's and
+    PyMySQL's default); with a CA (``ca``/``capath``) the server certificate is
+    verified and so is its host name unless ``check_hostname=False`` (PyMySQL's
+    rule); other TLS options alone give ``REQUIRED`` (encrypted, unverified).
+    ``REQUIRED`` with a CA verifies the chain (MySQL's client does the same).
+    With ``REQUIRED`` or stricter a server without TLS is an error before any
+    credential is sent.
+    """
+    opts = {}
+    if ssl is True:
+        opts = {}
+        want_tls = True
+    elif ssl in (None, False):
+        want_tls = False
+    elif isinstance(ssl, dict):
+        unknown = set(ssl) - _SSL_DICT_KEYS
+        if unknown:
+            raise ProgrammingError(0, "unknown key(s) in ssl: %s" % ", ".join(sorted(unknown)))
+        opts = dict(ssl)
+        want_tls = True
+    else:
+        raise ProgrammingError(0, "ssl must be a dict or a bool")
+    ca = _path(ssl_ca if ssl_ca is not None else opts.get("ca"), "ssl ca")
+    capath = _path(ssl_capath if ssl_capath is not None else opts.get("capath"), "ssl capath")
+    cert = _path(ssl_cert if ssl_cert is not None else opts.get("cert"), "ssl cert")
+    key = _path(ssl_key if ssl_key is not None else opts.get("key"), "ssl key")
+    cipher = ssl_cipher if ssl_cipher is not None else opts.get("cipher")
+    if isinstance(cipher, (list, tuple)):
+        cipher = ":".join(cipher)
+    verify_cert = ssl_verify_cert if ssl_verify_cert is not None else opts.get("verify_cert")
+    verify_identity = ssl_verify_identity if ssl_verify_identity is not None \
+        else opts.get("verify_identity")
+    check_hostname = opts.get("check_hostname")
+    mode = ssl_mode if ssl_mode is not None else opts.get("ssl_mode")
+    tls_version = tls_version if tls_version is not None else opts.get("tls_version")
+    if any(v is not None for v in (ca, capath, cert, key, cipher)) or verify_cert \
+            or verify_identity:
+        want_tls = True
+    has_ca = ca is not None or capath is not None
+
+    if mode is not None:
+        name = str(mode).upper().replace("-", "_")
+        if name not in SSL_MODES:
+            raise ProgrammingError(0, "unknown ssl_mode %r (one of %s)"
+                                   % (mode, ", ".join(SSL_MODES)))
+        level = SSL_MODES[name]
+        if level == SSL_MODES["REQUIRED"] and has_ca:
+            level = SSL_MODES["VERIFY_CA"]
+    elif ssl_disabled:
+        level = SSL_MODES["DISABLED"]
+    elif not want_tls:
+        level = SSL_MODES["DISABLED"]
+    elif verify_identity or (has_ca and check_hostname is not False and verify_identity is not False):
+        level = SSL_MODES["VERIFY_IDENTITY"]
+    elif has_ca or verify_cert:
+        level = SSL_MODES["VERIFY_CA"]
+    else:
+        level = SSL_MODES["REQUIRED"]
+    if ssl_disabled and level >= SSL_MODES["REQUIRED"]:
+        raise ProgrammingError(0, "ssl_disabled=True contradicts ssl_mode=%s" % mode)
+
+    tmin = tmax = 0
+    if tls_version:
+        names = tls_version.split(",") if isinstance(tls_version, str) else list(tls_version)
+        nums = []
+        for n in names:
+            n = n.strip()
+            if n not in TLS_VERSIONS:
+                raise ProgrammingError(0, "unknown TLS version %r (one of %s)"
+                                       % (n, ", ".join(TLS_VERSIONS)))
+            nums.append(TLS_VERSIONS[n])
+        tmin, tmax = min(nums), max(nums)
+    return {"ssl_mode": level, "ssl_ca": ca, "ssl_capath": capath, "ssl_cert": cert,
+            "ssl_key": key, "ssl_cipher": cipher, "tls_min_version": tmin,
+            "tls_max_version": tmax}
+
+
+def load_public_key(value):
+    """The server's RSA public key for caching_sha2_password / sha256_password over
+    plain TCP: PEM text (str or bytes) or the path of a PEM file.  Returns bytes or
+    None."""
+    if value is None:
+        return None
+    if isinstance(value, str) and "-----BEGIN" in value:
+        return value.encode("ascii")
+    if isinstance(value, (bytes, bytearray)) and b"-----BEGIN" in value:
+        return bytes(value)
+    path = _path(value, "server_public_key")
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise OperationalError(2061, "cannot read server_public_key %r: %s" % (path, e)) from None
+
+
+def connect_attrs(program_name=None, extra=None):
+    """Connection attributes sent in the handshake when the server accepts them
+    (CLIENT_CONNECT_ATTRS): ``_client_name``, ``_client_version``, ``_os``,
+    ``_platform``, ``_pid``, ``program_name`` and the user's own (``conn_attrs``)."""
+    from . import __version__
+    attrs = {
+        "_client_name": "mysqlc",
+        "_client_version": __version__,
+        "_os": platform.system() or "unknown",
+        "_platform": platform.machine() or "unknown",
+        "_pid": str(os.getpid()),
+    }
+    if program_name is None:
+        argv0 = sys.argv[0] if sys.argv and sys.argv[0] else ""
+        program_name = os.path.basename(argv0) or None
+    if program_name:
+        attrs["program_name"] = str(program_name)
+    if extra:
+        for k, v in extra.items():
+            attrs[str(k)] = str(v)
+    return attrs
+
+
+# ---------------------------------------------------------------- client_ed25519
+
+def client_ed25519(password, nonce):
+    """MariaDB's ``client_ed25519`` response: an Ed25519 signature of the server's
+    32-byte nonce with a key whose 64-byte expansion is SHA-512(password) (MariaDB's
+    auth_ed25519 plugin; the password plays the part of the seed).
+
+    OpenSSL's Ed25519 takes only 32-byte seeds, so the curve arithmetic comes
+    from libsodium through PyNaCl, installed separately (``pip install pynacl``).
+
+    Returns
+    -------
+    bytes
+        64-byte signature ``R || S``.
+
+    Raises
+    ------
+    OperationalError
+        2059 when PyNaCl is not installed.
+    """
+    try:
+        from nacl.bindings import (crypto_core_ed25519_scalar_add,
+                                   crypto_core_ed25519_scalar_mul,
+                                   crypto_core_ed25519_scalar_reduce,
+                                   crypto_scalarmult_ed25519_base_noclamp)
+    except ImportError:
+        raise OperationalError(
+            2059, "Authentication plugin 'client_ed25519' needs PyNaCl: pip install pynacl"
+        ) from None
+    az = bytearray(hashlib.sha512(password).digest())
+    az[0] &= 248
+    az[31] &= 63
+    az[31] |= 64
+    a = crypto_core_ed25519_scalar_reduce(bytes(az[:32]) + bytes(32))
+    public = crypto_scalarmult_ed25519_base_noclamp(a)
+    r = crypto_core_ed25519_scalar_reduce(hashlib.sha512(bytes(az[32:]) + nonce).digest())
+    big_r = crypto_scalarmult_ed25519_base_noclamp(r)
+    h = crypto_core_ed25519_scalar_reduce(hashlib.sha512(big_r + public + nonce).digest())
+    s = crypto_core_ed25519_scalar_add(r, crypto_core_ed25519_scalar_mul(h, a))
+    return big_r + s
+
+
+#: Plugins the core calls back into Python for.
+AUTH_PLUGINS = {"client_ed25519": client_ed25519}

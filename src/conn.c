@@ -30,7 +30,9 @@
 #define RBUF_INITIAL (128 * 1024)
 #define RBUF_KEEP (4 * 1024 * 1024)
 
-enum { ST_IDLE = 0, ST_ROWS = 1, ST_MORE = 2 };
+/* ST_CURSOR: a server-side cursor (COM_STMT_EXECUTE with CURSOR_TYPE_READ_ONLY) is open
+   and its rows are fetched with COM_STMT_FETCH. */
+enum { ST_IDLE = 0, ST_ROWS = 1, ST_MORE = 2, ST_CURSOR = 3 };
 
 typedef struct {
     PyObject_HEAD
@@ -71,6 +73,10 @@ typedef struct {
     PyObject *column_tables;
     PyObject *converters;
     int has_converters;    /* some column of the current result uses a user converter */
+    int binary;            /* the current command's rows use the binary protocol */
+    int cursor_wanted;     /* COM_STMT_EXECUTE asked for a read-only cursor */
+    uint32_t cursor_stmt;  /* statement whose cursor is open (ST_CURSOR) */
+    PyObject *infile_handler;   /* callable(filename: bytes) -> iterable of bytes, or NULL */
     int replaying;         /* parsing bytes given to _replay(), no socket */
     int capturing;         /* record every received byte into `capture` */
     mc_writer capture;
@@ -759,6 +765,76 @@ static void after_result(mc_conn *c) {
     c->state = (c->server_status & SERVER_MORE_RESULTS_EXISTS) ? ST_MORE : ST_IDLE;
 }
 
+/* Send at most 1 MiB per packet, so that no chunk can end the file early. */
+static int send_file_chunk(mc_conn *c, const unsigned char *d, size_t n) {
+    while (n > 0) {
+        size_t k = n > (1u << 20) ? (1u << 20) : n;
+        if (conn_send(c, d, k, NULL, 0) < 0) return -1;
+        d += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* LOCAL INFILE request (0xFB + file name): stream the file from the user's handler (which
+   enforces the allowed directory), or refuse.  A refusal still sends the empty packet that
+   ends the transfer, so that the connection stays in sync, and sends no byte of the file.
+   Returns 0 (OK, affected rows set) or -1. */
+static Py_ssize_t local_infile(mc_conn *c, const unsigned char *name, size_t name_n) {
+    PyObject *exc_t = NULL, *exc_v = NULL, *exc_tb = NULL;
+    PyObject *it = NULL;
+    if (!c->infile_handler) {
+        PyObject *fn = PyBytes_FromStringAndSize((const char *)name, (Py_ssize_t)name_n);
+        if (fn) {
+            mc_raise(c->st->OperationalError, 2068,
+                     "LOAD DATA LOCAL INFILE refused: local_infile is not enabled on this "
+                     "connection (the server asked for %R)", fn);
+            Py_DECREF(fn);
+        }
+        PyErr_Fetch(&exc_t, &exc_v, &exc_tb);
+    } else {
+        PyObject *src = PyObject_CallFunction(c->infile_handler, "y#", (const char *)name,
+                                              (Py_ssize_t)name_n);
+        if (src) {
+            it = PyObject_GetIter(src);
+            Py_DECREF(src);
+        }
+        if (!it) PyErr_Fetch(&exc_t, &exc_v, &exc_tb);
+    }
+    if (it) {
+        PyObject *chunk;
+        while ((chunk = PyIter_Next(it)) != NULL) {
+            Py_buffer view;
+            if (PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(chunk); break; }
+            int r = send_file_chunk(c, view.buf, (size_t)view.len);
+            PyBuffer_Release(&view);
+            Py_DECREF(chunk);
+            if (r < 0) { Py_DECREF(it); return -1; }   /* connection lost */
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) PyErr_Fetch(&exc_t, &exc_v, &exc_tb);  /* read error: stop */
+    }
+    /* the empty packet ends the file (or sends none) */
+    if (conn_send(c, NULL, 0, NULL, 0) < 0) goto lost;
+    const unsigned char *p;
+    size_t n;
+    if (conn_read_packet(c, &p, &n) < 0) goto lost;
+    if (n && p[0] == 0xFF) {
+        c->state = ST_IDLE;
+        if (exc_t) { PyErr_Restore(exc_t, exc_v, exc_tb); return -1; }
+        raise_err_packet(c, p, n);
+        return -1;
+    }
+    if (!n || p[0] != 0x00) { malformed(c, "expected OK after LOCAL INFILE data"); goto lost; }
+    if (parse_ok(c, p, n) < 0) goto lost;
+    after_result(c);
+    if (exc_t) { PyErr_Restore(exc_t, exc_v, exc_tb); return -1; }
+    return 0;
+lost:
+    Py_XDECREF(exc_t); Py_XDECREF(exc_v); Py_XDECREF(exc_tb);
+    return -1;
+}
+
 /* Read a COM_QUERY response's first packet and, for a result set, its column definitions.
    Returns the field count (0 for OK) or -1. */
 static Py_ssize_t read_query_response(mc_conn *c) {
@@ -778,23 +854,8 @@ static Py_ssize_t read_query_response(mc_conn *c) {
         raise_err_packet(c, p, n);
         return -1;
     }
-    if (p[0] == 0xFB) {
-        /* LOCAL INFILE request: never enabled by this client; refuse by sending an empty
-           file, then read the server's answer and report the refusal. */
-        if (conn_send(c, NULL, 0, NULL, 0) < 0) return -1;
-        if (conn_read_packet(c, &p, &n) < 0) return -1;
-        if (n && p[0] == 0xFF) { c->state = ST_IDLE; raise_err_packet(c, p, n); return -1; }
-        if (n && p[0] == 0x00) parse_ok(c, p, n);
-        after_result(c);
-        if (c->state != ST_IDLE) {
-            conn_fatal(c, c->st->OperationalError, CR_MALFORMED_PACKET,
-                       "LOAD DATA LOCAL INFILE is not enabled on this connection");
-            return -1;
-        }
-        mc_raise(c->st->OperationalError, 2068,
-                 "LOAD DATA LOCAL INFILE is not enabled on this connection");
-        return -1;
-    }
+    if (p[0] == 0xFB)
+        return local_infile(c, p + 1, n - 1);
     mc_reader r;
     uint64_t ncols;
     mc_reader_init(&r, p, n);
@@ -860,10 +921,28 @@ static Py_ssize_t read_query_response(mc_conn *c) {
         if (!f) goto error;
         PyTuple_SET_ITEM(c->description_flags, i, f);
     }
-    if (!(c->client_flag & CLIENT_DEPRECATE_EOF)) {
+    if (!(c->client_flag & CLIENT_DEPRECATE_EOF) || c->cursor_wanted) {
+        /* With a cursor the metadata is always followed by EOF/OK carrying
+           SERVER_STATUS_CURSOR_EXISTS; without DEPRECATE_EOF there is always an EOF. */
         if (conn_read_packet(c, &p, &n) < 0) goto error;
-        if (!is_eof_packet(p, n)) { malformed(c, "missing EOF after column definitions"); goto error; }
-        if (parse_eof(c, p, n) < 0) goto error;
+        if (!is_eof_packet(p, n)) {
+            if (!(c->client_flag & CLIENT_DEPRECATE_EOF) || !c->cursor_wanted) {
+                malformed(c, "missing EOF after column definitions");
+                goto error;
+            }
+            /* no cursor was opened: this is the first row; put it back */
+            if (n >= MC_MAX_PACKET) { malformed(c, "cursor not opened before a 16 MiB row"); goto error; }
+            c->rpos -= 4 + n;   /* single-fragment rows only reach here (is_eof checked) */
+            c->seq--;
+        } else {
+            if (parse_eof(c, p, n) < 0) goto error;
+            if (c->cursor_wanted && (c->server_status & SERVER_STATUS_CURSOR_EXISTS)) {
+                c->state = ST_CURSOR;
+            } else if (c->cursor_wanted && (c->client_flag & CLIENT_DEPRECATE_EOF)) {
+                /* no cursor and DEPRECATE_EOF: that packet was the end of an empty result */
+                after_result(c);
+            }
+        }
     }
     return nc;
 error:
@@ -871,7 +950,47 @@ error:
 }
 
 /* Decode one text row packet into a tuple (keys == NULL) or a dict. */
+static PyObject *decode_binary_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys) {
+    const unsigned char *e = p + n;
+    Py_ssize_t nc = c->plan_len;
+    size_t bitmap_len = (size_t)(nc + 7 + 2) / 8;
+    if (n < 1 + bitmap_len || p[0] != 0x00)
+        return malformed(c, "binary row without its header and NULL bitmap");
+    const unsigned char *bitmap = p + 1;
+    p += 1 + bitmap_len;
+    PyObject *row = keys ? PyDict_New() : PyTuple_New(nc);
+    if (!row) return NULL;
+    for (Py_ssize_t i = 0; i < nc; i++) {
+        PyObject *v;
+        size_t bit = (size_t)i + 2;
+        if (bitmap[bit / 8] & (1u << (bit % 8))) {
+            v = Py_NewRef(Py_None);
+        } else {
+            int short_packet = 0;
+            v = mc_decode_binary_value(c->st, &c->plan[i], &p, e, &short_packet);
+            if (!v) {
+                Py_DECREF(row);
+                if (short_packet) return malformed(c, "binary value runs past the end of the row packet");
+                return NULL;
+            }
+        }
+        if (keys) {
+            int rc = PyDict_SetItem(row, PyTuple_GET_ITEM(keys, i), v);
+            Py_DECREF(v);
+            if (rc < 0) { Py_DECREF(row); return NULL; }
+        } else {
+            PyTuple_SET_ITEM(row, i, v);
+        }
+    }
+    if (p != e) {
+        Py_DECREF(row);
+        return malformed(c, "binary row has more values than columns");
+    }
+    return row;
+}
+
 static PyObject *decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys) {
+    if (c->binary) return decode_binary_row(c, p, n, keys);
     const unsigned char *e = p + n;
     Py_ssize_t nc = c->plan_len;
     PyObject *row = keys ? PyDict_New() : PyTuple_New(nc);
@@ -990,7 +1109,11 @@ static int next_row_packet(mc_conn *c, const unsigned char **p, size_t *n) {
     unsigned char h = (*p)[0];
     if (h == 0xFE && *n < MC_MAX_PACKET) {
         if (parse_eof(c, *p, *n) < 0) return -1;
-        after_result(c);
+        if (c->cursor_wanted && (c->server_status & SERVER_STATUS_CURSOR_EXISTS) &&
+            !(c->server_status & SERVER_STATUS_LAST_ROW_SENT))
+            c->state = ST_CURSOR;   /* more rows with the next COM_STMT_FETCH */
+        else
+            after_result(c);
         return 0;
     }
     if (h == 0xFF) {
@@ -1045,6 +1168,7 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(c->module);
     Py_VISIT(c->converters);
     Py_VISIT(c->auth_plugins);
+    Py_VISIT(c->infile_handler);
     Py_VISIT(c->description);
     Py_VISIT(c->column_names);
     Py_VISIT(c->column_tables);
@@ -1063,6 +1187,7 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->info);
     Py_CLEAR(c->auth_plugins);
     Py_CLEAR(c->server_public_key);
+    Py_CLEAR(c->infile_handler);
     return 0;
 }
 
@@ -1489,7 +1614,7 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
                     CLIENT_MULTI_RESULTS | CLIENT_PS_MULTI_RESULTS | CLIENT_DEPRECATE_EOF |
                     (o->extra_flags & (CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS |
                                        CLIENT_IGNORE_SPACE | CLIENT_INTERACTIVE |
-                                       CLIENT_NO_SCHEMA | CLIENT_ODBC));
+                                       CLIENT_NO_SCHEMA | CLIENT_ODBC | CLIENT_LOCAL_FILES));
     if (database.data) want |= CLIENT_CONNECT_WITH_DB;
     if (o->want_compress) want |= CLIENT_COMPRESS;
     if (o->attrs) want |= CLIENT_CONNECT_ATTRS;
@@ -1641,7 +1766,8 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
                              "write_timeout", "ssl_mode", "ssl_ca", "ssl_capath", "ssl_cert",
                              "ssl_key", "ssl_cipher", "tls_min_version", "tls_max_version",
                              "server_public_key", "allow_public_key_request",
-                             "allow_cleartext", "compress", "attrs", "auth_plugins", NULL};
+                             "allow_cleartext", "compress", "attrs", "auth_plugins",
+                             "local_files", NULL};
     const char *host = NULL, *unix_socket = NULL;
     int port = 3306;
     unsigned int collation = 45;
@@ -1651,14 +1777,14 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     connect_opts o;
     memset(&o, 0, sizeof(o));
     PyObject *pubkey = Py_None, *attrs = Py_None, *plugins = Py_None;
-    int allow_req = 0, allow_clear = 0, compress = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOO", kwlist,
+    int allow_req = 0, allow_clear = 0, compress = 0, local_files = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOp", kwlist,
                                      &host, &port, &unix_socket, &user, &password, &database,
                                      &collation, &client_flag, &ct, &rt, &wt,
                                      &o.tls.mode, &o.tls.ca, &o.tls.capath, &o.tls.cert,
                                      &o.tls.key, &o.tls.cipher, &o.tls.min_version,
                                      &o.tls.max_version, &pubkey, &allow_req, &allow_clear,
-                                     &compress, &attrs, &plugins))
+                                     &compress, &attrs, &plugins, &local_files))
         return NULL;
     if (c->fd >= 0) {
         mc_raise(c->st->ProgrammingError, 0, "already connected");
@@ -1694,6 +1820,7 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     o.collation = collation;
     o.extra_flags = (uint32_t)client_flag;
     o.want_compress = compress;
+    if (local_files) o.extra_flags |= CLIENT_LOCAL_FILES;
     o.attrs = attrs == Py_None ? NULL : attrs;
     Py_XSETREF(c->server_public_key, pubkey == Py_None ? NULL : Py_NewRef(pubkey));
     Py_XSETREF(c->auth_plugins, plugins == Py_None ? NULL : Py_NewRef(plugins));
@@ -1769,6 +1896,8 @@ static PyObject *Conn_query(mc_conn *c, PyObject *arg) {
     if (enter(c) < 0) { PyBuffer_Release(&view); return NULL; }
     PyObject *ret = NULL;
     if (check_idle(c) < 0) goto done;
+    c->binary = 0;
+    c->cursor_wanted = 0;
     if (conn_command(c, COM_QUERY, view.buf, (size_t)view.len) < 0) goto done;
     Py_ssize_t nc = read_query_response(c);
     if (nc < 0) goto done;
@@ -1779,19 +1908,10 @@ done:
     return ret;
 }
 
-static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"n", "keys", NULL};
-    Py_ssize_t limit = -1;
-    PyObject *keys = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nO", kwlist, &limit, &keys)) return NULL;
-    if (keys == Py_None) keys = NULL;
-    if (keys && (!PyTuple_Check(keys) || PyTuple_GET_SIZE(keys) != c->plan_len)) {
-        PyErr_SetString(PyExc_TypeError, "keys must be a tuple with one key per column");
-        return NULL;
-    }
-    if (enter(c) < 0) return NULL;
+/* Read up to `limit` rows (all when < 0) of the current result; the caller has entered. */
+static PyObject *fetch_rows(mc_conn *c, Py_ssize_t limit, PyObject *keys) {
     PyObject *list = PyList_New(0);
-    if (!list) { leave(c); return NULL; }
+    if (!list) return NULL;
     Py_ssize_t got = 0;
     while (c->state == ST_ROWS && (limit < 0 || got < limit)) {
         const unsigned char *p;
@@ -1807,12 +1927,26 @@ static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
         got++;
         c->rows_read++;
     }
-    leave(c);
     return list;
 error:
-    leave(c);
     Py_DECREF(list);
     return NULL;
+}
+
+static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"n", "keys", NULL};
+    Py_ssize_t limit = -1;
+    PyObject *keys = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nO", kwlist, &limit, &keys)) return NULL;
+    if (keys == Py_None) keys = NULL;
+    if (keys && (!PyTuple_Check(keys) || PyTuple_GET_SIZE(keys) != c->plan_len)) {
+        PyErr_SetString(PyExc_TypeError, "keys must be a tuple with one key per column");
+        return NULL;
+    }
+    if (enter(c) < 0) return NULL;
+    PyObject *list = fetch_rows(c, limit, keys);
+    leave(c);
+    return list;
 }
 
 /* Drop the rest of the current result set; 0 or -1. */
@@ -1849,6 +1983,22 @@ static PyObject *Conn_discard(mc_conn *c, PyObject *noargs) {
     if (enter(c) < 0) return NULL;
     int failed = 0;
     while (c->state != ST_IDLE && c->fd >= 0) {
+        if (c->state == ST_CURSOR) {
+            /* COM_STMT_RESET closes the cursor */
+            unsigned char b[4];
+            const unsigned char *p;
+            size_t n;
+            for (int q = 0; q < 4; q++) b[q] = (unsigned char)(c->cursor_stmt >> (8 * q));
+            c->state = ST_IDLE;
+            clear_result(c);
+            if (conn_command(c, COM_STMT_RESET, b, 4) < 0 || conn_read_packet(c, &p, &n) < 0) {
+                failed = 1;
+                break;
+            }
+            if (n && p[0] == 0xFF) { raise_err_packet(c, p, n); failed = 1; break; }
+            if (n && p[0] == 0x00 && parse_ok(c, p, n) < 0) { failed = 1; break; }
+            continue;
+        }
         if (c->state == ST_ROWS) {
             if (skip_rows(c) < 0) { failed = 1; break; }
         } else {
@@ -1879,6 +2029,226 @@ static PyObject *simple_command(mc_conn *c, uint8_t cmd, const unsigned char *ar
 done:
     leave(c);
     return ret;
+}
+
+/* ---------------------------------------------------------------- prepared statements */
+
+/* Read `count` column definitions (and their EOF without DEPRECATE_EOF), discarding them. */
+static int skip_column_defs(mc_conn *c, unsigned count) {
+    const unsigned char *p;
+    size_t n;
+    for (unsigned i = 0; i < count; i++) {
+        if (conn_read_packet(c, &p, &n) < 0) return -1;
+        if (n == 0 || p[0] == 0xFF) { malformed(c, "bad column definition in COM_STMT_PREPARE response"); return -1; }
+    }
+    if (count && !(c->client_flag & CLIENT_DEPRECATE_EOF)) {
+        if (conn_read_packet(c, &p, &n) < 0) return -1;
+        if (!is_eof_packet(p, n)) { malformed(c, "missing EOF in COM_STMT_PREPARE response"); return -1; }
+    }
+    return 0;
+}
+
+/* stmt_prepare(sql: bytes) -> (statement_id, num_params, num_columns)  [COM_STMT_PREPARE] */
+static PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (enter(c) < 0) { PyBuffer_Release(&view); return NULL; }
+    PyObject *ret = NULL;
+    const unsigned char *p;
+    size_t n;
+    if (check_idle(c) < 0) goto done;
+    if (conn_command(c, COM_STMT_PREPARE, view.buf, (size_t)view.len) < 0) goto done;
+    if (conn_read_packet(c, &p, &n) < 0) goto done;
+    if (n && p[0] == 0xFF) { raise_err_packet(c, p, n); goto done; }
+    mc_reader r;
+    uint8_t status, filler;
+    uint32_t stmt_id;
+    uint16_t ncols, nparams, warnings = 0;
+    mc_reader_init(&r, p, n);
+    if (mc_reader_u8(&r, &status) < 0 || status != 0 || mc_reader_u32(&r, &stmt_id) < 0 ||
+        mc_reader_u16(&r, &ncols) < 0 || mc_reader_u16(&r, &nparams) < 0 ||
+        mc_reader_u8(&r, &filler) < 0) {
+        malformed(c, "bad COM_STMT_PREPARE_OK");
+        goto done;
+    }
+    if (mc_reader_u16(&r, &warnings) == 0) c->warning_count = warnings;
+    if (skip_column_defs(c, nparams) < 0 || skip_column_defs(c, ncols) < 0) goto done;
+    ret = Py_BuildValue("(kII)", (unsigned long)stmt_id, (unsigned)nparams, (unsigned)ncols);
+done:
+    leave(c);
+    PyBuffer_Release(&view);
+    return ret;
+}
+
+/* stmt_execute(statement_id, params, types=None, cursor=False, long_data_threshold=0,
+                encoding="utf-8") -> (field_count, types)   [COM_STMT_EXECUTE]
+   `types` is the previous execute's parameter types (bytes) so that they are re-sent only
+   when they change; parameters whose str/bytes value is longer than long_data_threshold
+   (> 0) are sent first with COM_STMT_SEND_LONG_DATA. */
+static PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"statement_id", "params", "types", "cursor", "long_data_threshold",
+                             "encoding", NULL};
+    unsigned long stmt_id;
+    PyObject *params, *types = Py_None;
+    int cursor = 0;
+    Py_ssize_t threshold = 0;
+    const char *encoding = "utf-8";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|Opnz", kwlist, &stmt_id, &params, &types,
+                                     &cursor, &threshold, &encoding))
+        return NULL;
+    PyObject *seq = PySequence_Fast(params, "params must be a sequence");
+    if (!seq) return NULL;
+    if (enter(c) < 0) { Py_DECREF(seq); return NULL; }
+    PyObject *ret = NULL, *newtypes = NULL;
+    char *long_mask = NULL;
+    Py_ssize_t np = PySequence_Fast_GET_SIZE(seq);
+    if (check_idle(c) < 0) goto done;
+    /* long data first: each COM_STMT_SEND_LONG_DATA is its own command, with no reply */
+    if (threshold > 0) {
+        for (Py_ssize_t i = 0; i < np; i++) {
+            PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+            if (!(PyBytes_Check(v) || PyByteArray_Check(v) || PyUnicode_Check(v))) continue;
+            Py_ssize_t len = PyUnicode_Check(v) ? PyUnicode_GET_LENGTH(v) : PyObject_Length(v);
+            if (len <= threshold) continue;
+            PyObject *b = NULL;
+            Py_buffer view;
+            if (PyUnicode_Check(v)) {
+                b = PyUnicode_AsEncodedString(v, encoding ? encoding : "utf-8", "strict");
+                if (!b) goto done;
+                if (PyObject_GetBuffer(b, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(b); goto done; }
+            } else if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0) {
+                goto done;
+            }
+            if (!long_mask) {
+                long_mask = PyMem_Calloc((size_t)np, 1);
+                if (!long_mask) { PyBuffer_Release(&view); Py_XDECREF(b); PyErr_NoMemory(); goto done; }
+            }
+            long_mask[i] = 1;
+            size_t off = 0, total = (size_t)view.len;
+            int rc = 0;
+            do {
+                size_t k = total - off > (8u << 20) ? (8u << 20) : total - off;
+                unsigned char hdr[6];
+                for (int q = 0; q < 4; q++) hdr[q] = (unsigned char)(stmt_id >> (8 * q));
+                hdr[4] = (unsigned char)i;
+                hdr[5] = (unsigned char)(i >> 8);
+                c->seq = 0;
+                c->cseq = 0;
+                unsigned char cmd[7] = {COM_STMT_SEND_LONG_DATA};
+                memcpy(cmd + 1, hdr, 6);
+                rc = conn_send(c, cmd, 7, (const unsigned char *)view.buf + off, k);
+                off += k;
+            } while (rc == 0 && off < total);
+            PyBuffer_Release(&view);
+            Py_XDECREF(b);
+            if (rc < 0) goto done;
+        }
+    }
+    mc_writer *w = &c->wbuf;
+    w->len = 0;
+    if (mc_writer_u32(w, (uint32_t)stmt_id) < 0 ||
+        mc_writer_u8(w, cursor ? CURSOR_TYPE_READ_ONLY : 0) < 0 || mc_writer_u32(w, 1) < 0)
+        goto done;
+    if (np > 0) {
+        newtypes = types == Py_None ? NULL : Py_NewRef(types);
+        if (mc_encode_binary_params(c->st, w, seq, encoding, &newtypes, long_mask) < 0) goto done;
+    }
+    c->binary = 1;
+    c->cursor_wanted = cursor;
+    c->cursor_stmt = (uint32_t)stmt_id;
+    if (conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) goto done;
+    Py_ssize_t nc = read_query_response(c);
+    if (nc < 0) goto done;
+    ret = Py_BuildValue("(nO)", nc, newtypes ? newtypes : Py_None);
+done:
+    leave(c);
+    Py_XDECREF(newtypes);
+    PyMem_Free(long_mask);
+    Py_DECREF(seq);
+    return ret;
+}
+
+static PyObject *fetch_rows(mc_conn *c, Py_ssize_t limit, PyObject *keys);
+
+/* stmt_fetch(n, keys=None) -> list: the next (at most) n rows of the open server-side
+   cursor [COM_STMT_FETCH]; [] once it is exhausted. */
+static PyObject *Conn_stmt_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"n", "keys", NULL};
+    Py_ssize_t limit = 1;
+    PyObject *keys = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nO", kwlist, &limit, &keys)) return NULL;
+    if (keys == Py_None) keys = NULL;
+    if (keys && (!PyTuple_Check(keys) || PyTuple_GET_SIZE(keys) != c->plan_len)) {
+        PyErr_SetString(PyExc_TypeError, "keys must be a tuple with one key per column");
+        return NULL;
+    }
+    if (limit < 1 || (uint64_t)limit > 0xFFFFFFFFu) {
+        PyErr_SetString(PyExc_ValueError, "n must be in 1..4294967295");
+        return NULL;
+    }
+    if (c->state != ST_CURSOR) return PyList_New(0);
+    if (enter(c) < 0) return NULL;
+    PyObject *ret = NULL;
+    unsigned char arg[8];
+    for (int q = 0; q < 4; q++) arg[q] = (unsigned char)(c->cursor_stmt >> (8 * q));
+    for (int q = 0; q < 4; q++) arg[4 + q] = (unsigned char)((uint64_t)limit >> (8 * q));
+    if (conn_command(c, COM_STMT_FETCH, arg, 8) < 0) goto done;
+    c->state = ST_ROWS;
+    ret = fetch_rows(c, -1, keys);   /* this batch, through its terminator */
+done:
+    leave(c);
+    return ret;
+}
+
+/* stmt_reset(statement_id)  [COM_STMT_RESET]: also closes the statement's open cursor. */
+static PyObject *Conn_stmt_reset(mc_conn *c, PyObject *arg) {
+    unsigned long stmt_id = PyLong_AsUnsignedLong(arg);
+    if (stmt_id == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    if (enter(c) < 0) return NULL;
+    PyObject *ret = NULL;
+    const unsigned char *p;
+    size_t n;
+    if (c->state == ST_CURSOR && c->cursor_stmt == (uint32_t)stmt_id) {
+        c->state = ST_IDLE;
+        clear_result(c);
+    }
+    if (check_idle(c) < 0) goto done;
+    unsigned char b[4];
+    for (int q = 0; q < 4; q++) b[q] = (unsigned char)(stmt_id >> (8 * q));
+    if (conn_command(c, COM_STMT_RESET, b, 4) < 0) goto done;
+    if (conn_read_packet(c, &p, &n) < 0) goto done;
+    if (n && p[0] == 0xFF) { raise_err_packet(c, p, n); goto done; }
+    if (!n || p[0] != 0x00) { malformed(c, "expected OK after COM_STMT_RESET"); goto done; }
+    if (parse_ok(c, p, n) < 0) goto done;
+    ret = Py_NewRef(Py_None);
+done:
+    leave(c);
+    return ret;
+}
+
+/* stmt_close(statement_id)  [COM_STMT_CLOSE, no reply].  A no-op on a closed connection. */
+static PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg) {
+    unsigned long stmt_id = PyLong_AsUnsignedLong(arg);
+    if (stmt_id == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    if (c->fd < 0) Py_RETURN_NONE;   /* statements die with the connection */
+    if (enter(c) < 0) return NULL;
+    if (c->state == ST_CURSOR && c->cursor_stmt == (uint32_t)stmt_id) {
+        c->state = ST_IDLE;   /* closing the statement closes its cursor */
+        clear_result(c);
+    }
+    int rc = 0;
+    if (c->state == ST_IDLE) {
+        unsigned char b[4];
+        for (int q = 0; q < 4; q++) b[q] = (unsigned char)(stmt_id >> (8 * q));
+        rc = conn_command(c, COM_STMT_CLOSE, b, 4);
+    } else {
+        rc = -1;
+        mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                 "Commands out of sync; you can't run this command now");
+    }
+    leave(c);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *Conn_ping(mc_conn *c, PyObject *noargs) {
@@ -2007,6 +2377,18 @@ static PyObject *get_column_tables(mc_conn *c, void *x) { return obj_or_none(c->
 static PyObject *get_field_count(mc_conn *c, void *x) { return PyLong_FromSsize_t(c->field_count); }
 static PyObject *get_more_results(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_MORE); }
 static PyObject *get_rows_pending(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_ROWS); }
+static PyObject *get_cursor_open(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_CURSOR); }
+static PyObject *get_infile_handler(mc_conn *c, void *x) { return obj_or_none(c->infile_handler); }
+static int set_infile_handler(mc_conn *c, PyObject *v, void *x) {
+    if (v == Py_None) v = NULL;
+    if (v && !PyCallable_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "infile_handler must be callable or None");
+        return -1;
+    }
+    Py_XINCREF(v);
+    Py_XSETREF(c->infile_handler, v);
+    return 0;
+}
 static PyObject *get_open(mc_conn *c, void *x) { return PyBool_FromLong(c->fd >= 0); }
 static PyObject *get_no_backslash_escapes(mc_conn *c, void *x) {
     return PyBool_FromLong((c->server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0);
@@ -2042,6 +2424,10 @@ static PyGetSetDef Conn_getset[] = {
     {"column_tables", (getter)get_column_tables, NULL, NULL, NULL},
     {"more_results", (getter)get_more_results, NULL, NULL, NULL},
     {"rows_pending", (getter)get_rows_pending, NULL, NULL, NULL},
+    {"cursor_open", (getter)get_cursor_open, NULL,
+     "a server-side cursor is open: read it with stmt_fetch()", NULL},
+    {"infile_handler", (getter)get_infile_handler, (setter)set_infile_handler,
+     "callable(filename: bytes) -> iterable of bytes for LOAD DATA LOCAL INFILE, or None", NULL},
     {"open", (getter)get_open, NULL, NULL, NULL},
     {"auth_plugin_name", (getter)get_auth_plugin_name, NULL, NULL, NULL},
     {"no_backslash_escapes", (getter)get_no_backslash_escapes, NULL, NULL, NULL},
@@ -2063,6 +2449,15 @@ static PyMethodDef Conn_methods[] = {
     {"ping", (PyCFunction)Conn_ping, METH_NOARGS, NULL},
     {"select_db", (PyCFunction)Conn_select_db, METH_O, NULL},
     {"close", (PyCFunction)Conn_close, METH_NOARGS, NULL},
+    {"stmt_prepare", (PyCFunction)Conn_stmt_prepare, METH_O,
+     "stmt_prepare(sql: bytes) -> (statement_id, num_params, num_columns)"},
+    {"stmt_execute", (PyCFunction)(void (*)(void))Conn_stmt_execute, METH_VARARGS | METH_KEYWORDS,
+     "stmt_execute(statement_id, params, types=None, cursor=False, long_data_threshold=0,"
+     " encoding='utf-8') -> (field_count, types)"},
+    {"stmt_fetch", (PyCFunction)(void (*)(void))Conn_stmt_fetch, METH_VARARGS | METH_KEYWORDS,
+     "stmt_fetch(n=1, keys=None) -> list of rows from the open server-side cursor"},
+    {"stmt_reset", (PyCFunction)Conn_stmt_reset, METH_O, NULL},
+    {"stmt_close", (PyCFunction)Conn_stmt_close, METH_O, NULL},
     {"_start_capture", (PyCFunction)Conn_start_capture, METH_NOARGS, NULL},
     {"_stop_capture", (PyCFunction)Conn_stop_capture, METH_NOARGS, NULL},
     {"_replay", (PyCFunction)Conn_replay, METH_VARARGS, NULL},

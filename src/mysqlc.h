@@ -46,13 +46,23 @@ static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
 #define SERVER_STATUS_IN_TRANS             0x0001u
 #define SERVER_STATUS_AUTOCOMMIT           0x0002u
 #define SERVER_MORE_RESULTS_EXISTS         0x0008u
+#define SERVER_STATUS_CURSOR_EXISTS        0x0040u
+#define SERVER_STATUS_LAST_ROW_SENT        0x0080u
 #define SERVER_STATUS_NO_BACKSLASH_ESCAPES 0x0200u
+#define SERVER_PS_OUT_PARAMS               0x1000u
 
 /* ---- commands ---- */
 #define COM_QUIT        0x01
 #define COM_INIT_DB     0x02
 #define COM_QUERY       0x03
 #define COM_PING        0x0e
+#define COM_STMT_PREPARE        0x16
+#define COM_STMT_EXECUTE        0x17
+#define COM_STMT_SEND_LONG_DATA 0x18
+#define COM_STMT_CLOSE          0x19
+#define COM_STMT_RESET          0x1a
+#define COM_STMT_FETCH          0x1c
+#define CURSOR_TYPE_READ_ONLY   0x01
 
 /* ---- column types (enum_field_types) ---- */
 #define MC_TYPE_DECIMAL     0
@@ -258,5 +268,12 @@ int mc_plan_column(mc_state *st, mc_column_plan *col, uint8_t type, uint16_t fla
                    uint16_t charset, PyObject *converters);
 void mc_plan_clear(mc_column_plan *col);
 int mc_decode_init(void);   /* imports the datetime C API for this unit */
+
+/* ---- binary.c ---- */
+PyObject *mc_decode_binary_value(mc_state *st, const mc_column_plan *col,
+                                 const unsigned char **pp, const unsigned char *e,
+                                 int *short_packet);
+int mc_encode_binary_params(mc_state *st, mc_writer *w, PyObject *params, const char *encoding,
+                            PyObject **types, const char *long_mask);
 
 #endif

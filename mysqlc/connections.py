@@ -7,7 +7,9 @@ character sets, converters and cursors.  Its surface follows mysqlclient's
 of both are accepted).
 """
 
+import collections
 import getpass
+import os
 import re
 import weakref
 
@@ -79,6 +81,40 @@ def _resolve_charset(charset, collation):
     # default), a name unknown to us, or a collation of another charset: send the
     # charset's default and let the server apply (or reject) the collation.
     return charset, codec, default_id, "SET NAMES %s COLLATE %s" % (charset, collation)
+
+
+_INFILE_CHUNK = 1 << 20
+
+
+def _file_chunks(path):
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(_INFILE_CHUNK)
+            if not chunk:
+                return
+            yield chunk
+
+
+def _infile_chunks(data):
+    """Chunks of the data given with ``execute(..., infile=...)``: bytes-like, a
+    binary file object (anything with ``read``), or an iterable of bytes."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        view = memoryview(data)
+        for i in range(0, len(view), _INFILE_CHUNK):
+            yield view[i:i + _INFILE_CHUNK]
+        return
+    if isinstance(data, str):
+        raise ProgrammingError(0, "infile data must be bytes or a binary file, not str")
+    read = getattr(data, "read", None)
+    if read is not None:
+        while True:
+            chunk = read(_INFILE_CHUNK)
+            if not chunk:
+                return
+            yield chunk
+        return
+    for chunk in data:
+        yield chunk
 
 
 def _to_bytes(value, encoding, name):
@@ -168,8 +204,21 @@ class Connection:
     binary_prefix : bool, default False
         Write bytes parameters as ``_binary'...'`` (mysqlclient's option).
     local_infile : bool, default False
-        Accepted for compatibility; ``LOAD DATA LOCAL INFILE`` is not supported
-        yet and the core refuses the server's file requests.
+        Allow ``LOAD DATA LOCAL INFILE``.  Off: the client does not offer
+        CLIENT_LOCAL_FILES and refuses any file request (nothing is read or sent).
+        On: the server may read only what the user allows: data passed for the
+        statement (``cursor.execute(sql, infile=file_or_bytes)``) or files under
+        `local_infile_dir`; any other request is refused with OperationalError
+        2068 and no byte of the file is sent.  Files stream in 1 MiB chunks.
+    local_infile_dir : str, optional
+        Directory whose files (after resolving symlinks and ``..``) the server may
+        ask for with ``LOAD DATA LOCAL INFILE`` when `local_infile` is on.
+    prepared_cache_size : int, default 64
+        Server-side prepared statements kept per connection by
+        ``cursor(prepared=True)`` (LRU; COM_STMT_CLOSE on eviction).
+    long_data_threshold : int, default 1048576
+        str/bytes parameters of prepared statements longer than this (bytes or
+        characters) are sent with COM_STMT_SEND_LONG_DATA.
     ssl : dict or bool, optional
         TLS options as mysqlclient and PyMySQL take them: ``ca``, ``capath``,
         ``cert``, ``key``, ``cipher``, ``check_hostname``; see
@@ -242,7 +291,9 @@ class Connection:
                  collation=None, autocommit=False, connect_timeout=None,
                  read_timeout=None, write_timeout=None, init_command=None, sql_mode=None,
                  client_flag=0, multi_statements=True, cursorclass=None, conv=None,
-                 use_unicode=True, binary_prefix=False, local_infile=False, ssl=None,
+                 use_unicode=True, binary_prefix=False, local_infile=False,
+                 local_infile_dir=None, prepared_cache_size=64,
+                 long_data_threshold=1 << 20, ssl=None,
                  ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=None, ssl_key=None,
                  ssl_cipher=None, ssl_verify_cert=None, ssl_verify_identity=None,
                  ssl_disabled=None, tls_version=None, compress=False,
@@ -298,6 +349,12 @@ class Connection:
         self._autocommit_option = autocommit
         self._binary_prefix = bool(binary_prefix)
         self._local_infile = bool(local_infile)
+        self._local_infile_dir = (os.path.realpath(os.fspath(local_infile_dir))
+                                  if local_infile_dir is not None else None)
+        self._pending_infile = None        # data given to execute(..., infile=...)
+        self.prepared_cache_size = int(prepared_cache_size)
+        self.long_data_threshold = int(long_data_threshold)
+        self._stmt_cache = collections.OrderedDict()   # sql bytes -> _Statement
         self._timeouts = (_timeout(connect_timeout, "connect_timeout"),
                           _timeout(read_timeout, "read_timeout"),
                           _timeout(write_timeout, "write_timeout"))
@@ -344,8 +401,12 @@ class Connection:
                 connect_timeout=connect_timeout,
                 read_timeout=read_timeout,
                 write_timeout=write_timeout,
+                local_files=self._local_infile,
                 **self._secure_options,
             )
+            if self._local_infile:
+                core.infile_handler = self._infile_handler
+            self._stmt_cache.clear()
             self._use_socket = use_socket
             version = core.server_version or ""
             if version.startswith(_RPL_VERSION_HACK):
@@ -368,11 +429,39 @@ class Connection:
 
     # ------------------------------------------------------------ internals
 
-    def _discard_pending(self):
-        """Read and drop results left unread on the wire (by any cursor)."""
+    def _discard_pending(self, cursor=None):
+        """Make the connection ready for a new command: read and drop results left
+        unread by buffered use (PyMySQL-like).  Rows still streaming to an
+        unbuffered cursor other than `cursor` are not dropped: that raises
+        ProgrammingError 2014 "Commands out of sync", as mysqlclient does."""
         core = self._conn
-        if core.rows_pending or core.more_results:
+        if core.rows_pending or core.more_results or core.cursor_open:
+            owner = self._owner() if self._owner is not None else None
+            if (owner is not None and owner is not cursor
+                    and getattr(owner, "_unbuffered", False)
+                    and (core.rows_pending or core.cursor_open)):
+                raise ProgrammingError(
+                    2014, "Commands out of sync; you can't run this command now "
+                    "(an unbuffered cursor has unread rows: fetch them or close it)")
             core.discard()
+
+    def _infile_handler(self, filename):
+        """Called by the core for a LOAD DATA LOCAL INFILE request; returns an
+        iterable of bytes chunks, or raises OperationalError 2068 to refuse."""
+        data = self._pending_infile
+        if data is not None:
+            self._pending_infile = None
+            return _infile_chunks(data)
+        name = os.fsdecode(filename)
+        base = self._local_infile_dir
+        if base is not None:
+            path = os.path.realpath(os.path.join(base, name))
+            if os.path.commonpath([base, path]) == base and os.path.isfile(path):
+                return _file_chunks(path)
+        raise OperationalError(
+            2068, "LOAD DATA LOCAL INFILE %r refused: the file is not under "
+            "local_infile_dir (%s) and no data was given with execute(..., infile=...)"
+            % (name, base or "not set"))
 
     def _internal_query(self, sql):
         """Run `sql` (bytes) for the connection itself; return its rows (list) or None.
@@ -381,8 +470,7 @@ class Connection:
         of `sql` is consumed.
         """
         core = self._conn
-        if core.rows_pending or core.more_results:
-            core.discard()
+        self._discard_pending()
         self._owner = None
         rows = None
         if core.query(sql) > 0:
@@ -411,9 +499,34 @@ class Connection:
 
     # ------------------------------------------------------------ DB-API
 
-    def cursor(self, cursorclass=None):
-        """Return a new cursor of `cursorclass` (default :attr:`cursorclass`)."""
-        return (cursorclass or self.cursorclass)(self)
+    def cursor(self, cursorclass=None, prepared=False):
+        """Return a new cursor of `cursorclass` (default :attr:`cursorclass`).
+
+        Parameters
+        ----------
+        cursorclass : type, optional
+            :class:`~mysqlc.cursors.Cursor`, ``DictCursor``, ``SSCursor``,
+            ``SSDictCursor`` or a subclass.
+        prepared : bool, default False
+            Run statements as server-side prepared statements (binary protocol;
+            the name mysql-connector-python and MariaDB Connector/Python use).
+            With an unbuffered class the rows come from a read-only server-side
+            cursor in batches of ``arraysize`` (COM_STMT_FETCH).
+        """
+        cls = cursorclass or self.cursorclass
+        if prepared:
+            cls = cursors.prepared_variant(cls)
+        return cls(self)
+
+    def _close_statements(self):
+        cache = self._stmt_cache
+        core = self._conn
+        while cache:
+            _sql, stmt = cache.popitem(last=False)
+            try:
+                core.stmt_close(stmt.id)
+            except Error:
+                break
 
     def commit(self):
         """Commit the current transaction (``COMMIT``).
@@ -435,6 +548,7 @@ class Connection:
         core = self._conn
         if core is not None:
             self._owner = None
+            self._stmt_cache.clear()   # statements die with the connection
             core.close()
 
     @property

@@ -25,9 +25,11 @@ import weakref
 from collections.abc import Mapping
 from itertools import chain
 
-from .errors import ProgrammingError
+from .errors import NotSupportedError, ProgrammingError
 
-__all__ = ["BaseCursor", "Cursor", "DictCursor", "RE_INSERT_VALUES"]
+__all__ = ["BaseCursor", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",
+           "PreparedCursor", "PreparedDictCursor", "PreparedSSCursor",
+           "PreparedSSDictCursor", "prepared_variant", "RE_INSERT_VALUES"]
 
 #: ``executemany`` rewrites ``INSERT``/``REPLACE ... VALUES (row)`` into one
 #: multi-row statement.  Groups: ``prefix`` (up to and including ``VALUES``/
@@ -160,8 +162,7 @@ class BaseCursor:
         """Send `sql` (bytes) and buffer its first result; returns rowcount."""
         self._clear()
         core = conn._conn
-        if core.rows_pending or core.more_results:
-            core.discard()
+        conn._discard_pending(self)
         conn._owner = weakref.ref(self)
         self._executed = sql
         self._read_result(core, core.query(sql))
@@ -192,7 +193,7 @@ class BaseCursor:
 
     # ------------------------------------------------------------ execute
 
-    def execute(self, query, args=None):
+    def execute(self, query, args=None, *, infile=None):
         """Execute one statement.
 
         Parameters
@@ -204,6 +205,9 @@ class BaseCursor:
         args : sequence, mapping or single value, optional
             Parameters, written as SQL literals by the C core.  None: `query` is
             sent as is (no ``%`` processing).
+        infile : bytes, binary file or iterable of bytes, optional
+            The data for a ``LOAD DATA LOCAL INFILE`` statement (needs
+            ``connect(local_infile=True)``); streamed in chunks, never read whole.
 
         Returns
         -------
@@ -219,7 +223,15 @@ class BaseCursor:
             For errors the server reports (see :mod:`mysqlc.errors`).
         """
         conn = self._get_conn()
-        return self._query(conn, self._format(conn, query, args))
+        if infile is None:
+            return self._query(conn, self._format(conn, query, args))
+        if not conn._local_infile:
+            raise ProgrammingError(0, "infile= needs connect(local_infile=True)")
+        conn._pending_infile = infile
+        try:
+            return self._query(conn, self._format(conn, query, args))
+        finally:
+            conn._pending_infile = None
 
     def mogrify(self, query, args=None):
         """Return the statement :meth:`execute` would send, as ``str``.
@@ -468,3 +480,349 @@ class DictCursor(BaseCursor):
             seen.add(key)
             keys.append(key)
         return tuple(keys)
+
+
+# ---------------------------------------------------------------- unbuffered cursors
+
+class SSCursor(BaseCursor):
+    """Unbuffered ("server-side", mysqlclient's name) cursor: rows are read from the
+    socket as they are fetched, so memory stays bounded by one ``fetchmany`` batch
+    whatever the size of the result.
+
+    Follows mysqlclient's ``SSCursor``: ``rowcount`` is -1 until the result is
+    exhausted (then the number of rows read); only forward ``scroll`` is possible.
+    While rows are unread, any other command on the connection raises
+    ProgrammingError 2014 "Commands out of sync"; :meth:`close`, :meth:`nextset`
+    or the cursor's next :meth:`execute` read and drop the rest.
+    """
+
+    _unbuffered = True
+
+    def _read_result(self, core, field_count):
+        self._keys = None
+        if field_count > 0:
+            self.description = core.description
+            self.description_flags = core.description_flags
+            self._keys = self._row_keys(core)
+            self._rows = ()          # marker: executed; rows come from the socket
+            self.rowcount = -1
+            self.lastrowid = 0
+            self._streaming = True
+        else:
+            self._rows = ()
+            self.rowcount = core.affected_rows
+            self.lastrowid = core.insert_id
+            self._streaming = False
+        self.rownumber = 0
+        self.warning_count = core.warning_count
+
+    def _pull(self, n):
+        """Up to `n` rows (all when n < 0) from the wire; [] when done."""
+        if not getattr(self, "_streaming", False):
+            return []
+        conn = self._get_conn()
+        if not conn._is_owner(self):
+            self._streaming = False
+            return []
+        core = conn._conn
+        rows = core.fetch(n, self._keys)
+        if not core.rows_pending:
+            self._streaming = False
+            self.rowcount = self.rownumber + len(rows)
+            self.warning_count = core.warning_count
+        return rows
+
+    def fetchone(self):
+        """Next row from the socket, or None at the end."""
+        self._check_executed()
+        rows = self._pull(1)
+        if not rows:
+            return None
+        self.rownumber += 1
+        return rows[0]
+
+    def fetchmany(self, size=None):
+        """Up to `size` (default :attr:`arraysize`) rows, as a list."""
+        self._check_executed()
+        rows = self._pull(size or self.arraysize)
+        self.rownumber += len(rows)
+        return rows
+
+    def fetchall(self):
+        """All remaining rows, as a list (this reads the rest of the result into
+        memory)."""
+        self._check_executed()
+        rows = self._pull(-1)
+        self.rownumber += len(rows)
+        return rows
+
+    def __iter__(self):
+        self._check_executed()
+        while True:
+            rows = self._pull(max(self.arraysize, 256))
+            if not rows:
+                return
+            for row in rows:
+                self.rownumber += 1
+                yield row
+
+    def scroll(self, value, mode="relative"):
+        """Skip `value` rows forward (``mode="relative"`` only, value >= 0)."""
+        self._check_executed()
+        if mode != "relative" or value < 0:
+            raise NotSupportedError(0, "an unbuffered cursor can only scroll forward")
+        while value > 0:
+            rows = self._pull(min(value, 10000))
+            if not rows:
+                raise IndexError("out of range")
+            self.rownumber += len(rows)
+            value -= len(rows)
+
+    def nextset(self):
+        """Drop the rest of the current result set and move to the next one (read
+        unbuffered as well); None when there is none."""
+        conn = self._get_conn()
+        if conn._is_owner(self):
+            core = conn._conn
+            while core.rows_pending:
+                core.fetch(4096)
+            if core.cursor_open:
+                core.discard()
+        self._streaming = False
+        return super().nextset()
+
+
+class SSDictCursor(SSCursor):
+    """Unbuffered cursor returning dicts (keys as :class:`DictCursor`)."""
+
+    _row_keys = DictCursor._row_keys
+
+
+# ---------------------------------------------------------------- prepared statements
+
+class _Statement:
+    __slots__ = ("id", "nparams", "ncols", "types")
+
+    def __init__(self, sid, nparams, ncols):
+        self.id = sid
+        self.nparams = nparams
+        self.ncols = ncols
+        self.types = None
+
+
+def _to_qmark(query):
+    """``%s`` placeholders (and ``%(name)s``) to ``?`` outside quoted strings and
+    comments; returns (sql bytes, names or None).  ``%%`` becomes ``%``; a query
+    that already uses ``?`` is left as it is."""
+    out = bytearray()
+    names = []
+    i, n = 0, len(query)
+    quote = None
+    while i < n:
+        ch = query[i]
+        if quote is not None:
+            out.append(ch)
+            if ch == 0x5C and i + 1 < n:          # backslash escape inside a string
+                out.append(query[i + 1])
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+            i += 1
+            continue
+        if ch in (0x27, 0x22, 0x60):               # ' " `
+            quote = ch
+            out.append(ch)
+            i += 1
+            continue
+        if ch == 0x25 and i + 1 < n:               # %
+            nxt = query[i + 1]
+            if nxt == 0x73:                        # %s
+                out += b"?"
+                i += 2
+                continue
+            if nxt == 0x25:                        # %%
+                out += b"%"
+                i += 2
+                continue
+            if nxt == 0x28:                        # %(name)s
+                end = query.find(b")s", i)
+                if end > 0:
+                    names.append(query[i + 2:end].decode("utf-8"))
+                    out += b"?"
+                    i = end + 2
+                    continue
+        out.append(ch)
+        i += 1
+    return bytes(out), (names or None)
+
+
+class _PreparedMixin:
+    """Runs ``execute`` through COM_STMT_PREPARE / COM_STMT_EXECUTE (binary
+    protocol) with the connection's LRU statement cache.  Placeholders are ``%s``
+    (or ``%(name)s`` with a mapping, or ``?``); parameters are encoded in C in the
+    binary format and never quoted into the SQL text.  Metadata of parameter types
+    is re-sent only when the types change.  User converters for field types apply
+    to string-typed values only with the binary protocol (numbers and temporal
+    values are decoded from their binary form)."""
+
+    _prepared = True
+
+    def _statement(self, conn, sql):
+        cache = conn._stmt_cache
+        stmt = cache.get(sql)
+        if stmt is not None:
+            cache.move_to_end(sql)
+            return stmt
+        conn._discard_pending(self)
+        sid, nparams, ncols = conn._conn.stmt_prepare(sql)
+        stmt = _Statement(sid, nparams, ncols)
+        cache[sql] = stmt
+        while len(cache) > max(conn.prepared_cache_size, 1):
+            _old_sql, old = cache.popitem(last=False)
+            conn._conn.stmt_close(old.id)
+        return stmt
+
+    def execute(self, query, args=None, *, infile=None):
+        """Execute `query` as a prepared statement with `args` (see the class
+        docstring).  Returns :attr:`rowcount`.
+
+        Raises
+        ------
+        ProgrammingError
+            Wrong number of parameters (naming both counts), unsupported type.
+        """
+        conn = self._get_conn()
+        if isinstance(query, str):
+            query = query.encode(conn.encoding)
+        sql, names = _to_qmark(bytes(query))
+        if args is None:
+            params = ()
+        elif names is not None:
+            if not isinstance(args, Mapping):
+                raise ProgrammingError(0, "%(name)s placeholders need a mapping of parameters")
+            try:
+                params = tuple(args[k] for k in names)
+            except KeyError as e:
+                raise ProgrammingError(0, "missing parameter %s" % e) from None
+        elif isinstance(args, Mapping):
+            raise ProgrammingError(0, "a mapping of parameters needs %(name)s placeholders")
+        else:
+            params = tuple(_normalize_args(args))
+        stmt = self._statement(conn, sql)
+        if len(params) != stmt.nparams:
+            raise ProgrammingError(
+                0, "wrong number of parameters: the statement has %d placeholders but "
+                "%d parameters were given" % (stmt.nparams, len(params)))
+        self._clear()
+        conn._discard_pending(self)
+        conn._owner = weakref.ref(self)
+        self._executed = sql
+        core = conn._conn
+        if infile is not None:
+            conn._pending_infile = infile
+        try:
+            field_count, stmt.types = core.stmt_execute(
+                stmt.id, params, stmt.types, cursor=self._server_cursor,
+                long_data_threshold=conn.long_data_threshold, encoding=conn.encoding)
+        finally:
+            conn._pending_infile = None
+        self._stmt = stmt
+        self._read_result(core, field_count)
+        return self.rowcount
+
+    def executemany(self, query, args):
+        """Execute the prepared statement once per parameter set (one prepare, many
+        COM_STMT_EXECUTE).  Returns the total of affected rows."""
+        total = 0
+        ran = False
+        for params in args:
+            total += max(self.execute(query, params), 0)
+            ran = True
+        if not ran:
+            return None
+        self.rowcount = total
+        return total
+
+    _server_cursor = False
+
+
+class PreparedCursor(_PreparedMixin, Cursor):
+    """Buffered cursor over server-side prepared statements (binary protocol)."""
+
+
+class PreparedDictCursor(_PreparedMixin, DictCursor):
+    """Buffered dict cursor over server-side prepared statements."""
+
+
+class PreparedSSCursor(_PreparedMixin, SSCursor):
+    """Prepared statements read through a read-only server-side cursor
+    (CURSOR_TYPE_READ_ONLY): rows arrive with COM_STMT_FETCH in batches of
+    :attr:`arraysize` (default 100 for this class), so memory is bounded by one
+    batch and, unlike :class:`SSCursor`, other statements may run on the
+    connection between fetches only after this cursor is exhausted or closed."""
+
+    _server_cursor = True
+
+    def __init__(self, connection):
+        super().__init__(connection)
+        self.arraysize = 100
+
+    def _read_result(self, core, field_count):
+        super()._read_result(core, field_count)
+        self._buffer = []
+        if field_count > 0:
+            self._streaming = core.cursor_open or core.rows_pending
+
+    def _pull(self, n):
+        if not getattr(self, "_streaming", False):
+            return []
+        conn = self._get_conn()
+        if not conn._is_owner(self):
+            self._streaming = False
+            return []
+        core = conn._conn
+        if core.rows_pending:           # the server sent the rows without a cursor
+            return SSCursor._pull(self, n)
+        out = []
+        buf = self._buffer
+        while n < 0 or len(out) < n:
+            if not buf:
+                if not core.cursor_open:
+                    break
+                buf.extend(core.stmt_fetch(max(self.arraysize, 1), self._keys))
+                if not buf:
+                    break
+            take = len(buf) if n < 0 else min(n - len(out), len(buf))
+            out.extend(buf[:take])
+            del buf[:take]
+        if not buf and not core.cursor_open:
+            self._streaming = False
+            self.rowcount = self.rownumber + len(out)
+        return out
+
+
+class PreparedSSDictCursor(PreparedSSCursor):
+    """:class:`PreparedSSCursor` returning dicts."""
+
+    _row_keys = DictCursor._row_keys
+
+
+_PREPARED = {Cursor: PreparedCursor, DictCursor: PreparedDictCursor,
+             SSCursor: PreparedSSCursor, SSDictCursor: PreparedSSDictCursor}
+
+
+def prepared_variant(cls):
+    """The prepared-statement counterpart of cursor class `cls`."""
+    if issubclass(cls, _PreparedMixin):
+        return cls
+    for base in cls.__mro__:
+        if base in _PREPARED:
+            target = _PREPARED[base]
+            if base is cls:
+                return target
+            return type("Prepared" + cls.__name__, (_PreparedMixin, cls),
+                        {"_server_cursor": issubclass(cls, SSCursor),
+                         "_pull": target._pull, "_read_result": target._read_result}
+                        if issubclass(cls, SSCursor) else {})
+    raise ProgrammingError(0, "no prepared variant of %r" % (cls,))

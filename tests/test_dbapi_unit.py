@@ -514,6 +514,7 @@ class FakeCore:
 
     no_backslash_escapes = False
     open = True
+    cursor_open = False
 
     def __init__(self):
         self.sent = []

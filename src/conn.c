@@ -29,6 +29,7 @@
 
 #define RBUF_INITIAL (128 * 1024)
 #define RBUF_KEEP (4 * 1024 * 1024)
+#define MC_MAX_JOINED ((size_t)1 << 30)   /* max_allowed_packet cannot exceed 1 GiB */
 
 /* ST_CURSOR: a server-side cursor (COM_STMT_EXECUTE with CURSOR_TYPE_READ_ONLY) is open
    and its rows are fetched with COM_STMT_FETCH. */
@@ -153,7 +154,7 @@ static int wait_fd(int fd, short events, double timeout) {
     pfd.fd = fd;
     pfd.events = events;
     pfd.revents = 0;
-    int ms = timeout < 0 ? -1 : (int)ceil(timeout * 1000.0);
+    int ms = timeout < 0 ? -1 : (timeout > 2e6 ? 2000000000 : (int)ceil(timeout * 1000.0));
     int r = poll(&pfd, 1, ms);
     if (r < 0) return -1;
     return r > 0 ? 1 : 0;
@@ -411,6 +412,10 @@ static int conn_read_packet_slow(mc_conn *c, const unsigned char **payload, size
     /* multi-packet payload: join fragments */
     c->join.len = 0;
     for (;;) {
+        if (c->join.len + plen > MC_MAX_JOINED) {
+            malformed(c, "packet larger than 1 GiB (the server's max_allowed_packet limit)");
+            return -1;
+        }
         if (conn_fill(c, 4 + plen) < 0) return -1;
         if (mc_writer_put(&c->join, c->rbuf + c->rpos + 4, plen) < 0) return -1;
         c->rpos += 4 + plen;
@@ -946,10 +951,66 @@ static Py_ssize_t read_query_response(mc_conn *c) {
     }
     return nc;
 error:
+    /* The stream is in the middle of the result's metadata: it cannot be resumed.
+       Never leave half-built description tuples behind. */
+    clear_result(c);
+    if (c->fd >= 0 || c->replaying) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        conn_close_socket(c);
+        c->replaying = 0;
+        PyErr_Restore(et, ev, tb);
+    }
     return -1;
 }
 
 /* Decode one text row packet into a tuple (keys == NULL) or a dict. */
+/* A value failed to decode.  A built-in decoder's ValueError (bad digits, bad UTF-8, ...)
+   becomes OperationalError(2027) naming the column, with the original as __cause__, and the
+   connection is closed (wire data that does not parse is not trusted further); a user
+   converter's exception propagates unchanged (with a note naming the column on 3.11+) and
+   the connection stays usable (the row packet was consumed whole). */
+static PyObject *value_error(mc_conn *c, Py_ssize_t i) {
+    PyObject *name = c->column_names ? PyTuple_GET_ITEM(c->column_names, i) : Py_None;
+    if (!c->plan[i].converter && PyErr_ExceptionMatches(PyExc_ValueError)) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        PyErr_NormalizeException(&et, &ev, &tb);
+        PyObject *msg = PyUnicode_FromFormat("Malformed value in column %R: %S", name,
+                                             ev ? ev : Py_None);
+        PyObject *exc = msg ? PyObject_CallFunction(c->st->OperationalError, "iO",
+                                                    CR_MALFORMED_PACKET, msg) : NULL;
+        Py_XDECREF(msg);
+        if (exc) {
+            if (ev) PyException_SetCause(exc, Py_NewRef(ev));
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+            Py_DECREF(exc);
+        }
+        Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+        PyObject *t2, *v2, *tb2;
+        PyErr_Fetch(&t2, &v2, &tb2);
+        conn_close_socket(c);
+        PyErr_Restore(t2, v2, tb2);
+        return NULL;
+    }
+#if PY_VERSION_HEX >= 0x030B0000
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    if (ev && PyErr_GivenExceptionMatches(et, PyExc_Exception)) {
+        PyObject *note = PyUnicode_FromFormat("while decoding column %R", name);
+        if (note) {
+            PyObject *res = PyObject_CallMethod(ev, "add_note", "O", note);
+            Py_XDECREF(res);
+            Py_DECREF(note);
+        }
+        PyErr_Clear();
+    }
+    PyErr_Restore(et, ev, tb);
+#endif
+    return NULL;
+}
+
 static PyObject *decode_binary_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys) {
     const unsigned char *e = p + n;
     Py_ssize_t nc = c->plan_len;
@@ -971,7 +1032,7 @@ static PyObject *decode_binary_row(mc_conn *c, const unsigned char *p, size_t n,
             if (!v) {
                 Py_DECREF(row);
                 if (short_packet) return malformed(c, "binary value runs past the end of the row packet");
-                return NULL;
+                return value_error(c, i);
             }
         }
         if (keys) {
@@ -1051,25 +1112,8 @@ static PyObject *decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObje
             p += len;
             if (!v) {
             value_error:;
-                /* name the column in the error */
-                PyObject *et, *ev, *tb;
-                PyErr_Fetch(&et, &ev, &tb);
-                PyErr_NormalizeException(&et, &ev, &tb);
-                PyObject *name = PyTuple_GET_ITEM(c->column_names, i);
-                if (ev && PyErr_GivenExceptionMatches(et, PyExc_Exception)) {
-                    PyObject *note = PyUnicode_FromFormat("while decoding column %R", name);
-                    if (note) {
-#if PY_VERSION_HEX >= 0x030B0000
-                        PyObject *res = PyObject_CallMethod(ev, "add_note", "O", note);
-                        Py_XDECREF(res);
-                        PyErr_Clear();
-#endif
-                        Py_DECREF(note);
-                    }
-                }
-                PyErr_Restore(et, ev, tb);
                 Py_DECREF(row);
-                return NULL;
+                return value_error(c, i);
             }
         }
         if (keys) {
@@ -1088,12 +1132,9 @@ static PyObject *decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObje
         /* A tuple of atomic values (int, float, str, bytes, Decimal, date/time, None) cannot
            be part of a reference cycle: untrack it now, as CPython's GC would on its first
            pass, so that large results do not make every collection walk every row. */
-        int atomic = 1;
-        if (c->has_converters) {
-            for (Py_ssize_t i = 0; i < nc; i++)
-                if (PyObject_GC_IsTracked(PyTuple_GET_ITEM(row, i))) { atomic = 0; break; }
-        }
-        if (atomic) PyObject_GC_UnTrack(row);
+        /* With a user converter any object may come back (even an untracked dict
+           that becomes part of a cycle later), so the tuple stays tracked. */
+        if (!c->has_converters) PyObject_GC_UnTrack(row);
     }
     return row;
 short_row:
@@ -1194,6 +1235,11 @@ static int Conn_clear(mc_conn *c) {
 static void Conn_dealloc(mc_conn *c) {
     PyTypeObject *tp = Py_TYPE(c);
     PyObject_GC_UnTrack(c);
+    if (c->fd >= 0 && !c->ssl && !c->compress && c->state == ST_IDLE) {
+        /* dropped without close(): still say goodbye (COM_QUIT), without blocking */
+        unsigned char pkt[5] = {1, 0, 0, 0, COM_QUIT};
+        (void)send(c->fd, pkt, sizeof(pkt), MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
     if (c->ssl) { SSL_free(c->ssl); c->ssl = NULL; }
     if (c->ssl_ctx) { SSL_CTX_free(c->ssl_ctx); c->ssl_ctx = NULL; }
     if (c->fd >= 0) { close(c->fd); c->fd = -1; }
@@ -1284,7 +1330,7 @@ static int open_socket(mc_conn *c, const char *host, int port, const char *unix_
                 if (deadline >= 0 && left <= 0) { timed_out = 1; break; }
                 int w = wait_fd(fd, POLLOUT, left);
                 if (w == 0) { timed_out = 1; break; }
-                if (w < 0) { if (errno == EINTR) continue; err = errno; break; }
+                if (w < 0) { err = errno; break; }   /* EINTR: give Python a chance (below) */
                 int soerr = 0;
                 socklen_t sl = sizeof(soerr);
                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
@@ -1310,6 +1356,8 @@ static int open_socket(mc_conn *c, const char *host, int port, const char *unix_
     }
     Py_END_ALLOW_THREADS
     freeaddrinfo(res);
+    if (fd < 0 && err == EINTR && PyErr_CheckSignals() < 0)
+        return -1;   /* Ctrl-C while connecting */
     if (fd < 0) {
         if (timed_out) {
             char tbuf[32];

@@ -39,13 +39,24 @@ import threading
 import pytest
 
 import mysqlc
-from test_protocol import (
-    CLIENT_CONNECT_ATTRS, CLIENT_CONNECT_WITH_DB, CLIENT_DEPRECATE_EOF, CLIENT_LONG_FLAG,
-    CLIENT_LONG_PASSWORD, CLIENT_MULTI_RESULTS, CLIENT_MULTI_STATEMENTS,
-    CLIENT_PLUGIN_AUTH, CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA, CLIENT_PROTOCOL_41,
-    CLIENT_PS_MULTI_RESULTS, CLIENT_SECURE_CONNECTION, CLIENT_TRANSACTIONS, Peer, PeerClosed,
-    err_packet, handshake_v10, native_scramble, ok_packet, parse_handshake_response,
-)
+try:                # the scripted-peer helpers (tests/_peer.py)
+    from _peer import (
+        CLIENT_CONNECT_ATTRS, CLIENT_CONNECT_WITH_DB, CLIENT_DEPRECATE_EOF, CLIENT_LONG_FLAG,
+        CLIENT_LONG_PASSWORD, CLIENT_MULTI_RESULTS, CLIENT_MULTI_STATEMENTS,
+        CLIENT_PLUGIN_AUTH, CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA, CLIENT_PROTOCOL_41,
+        CLIENT_PS_MULTI_RESULTS, CLIENT_SECURE_CONNECTION, CLIENT_TRANSACTIONS, Peer,
+        PeerClosed, err_packet, handshake_v10, native_scramble, ok_packet,
+        parse_handshake_response,
+    )
+except ImportError:  # older layout: they lived in test_protocol
+    from test_protocol import (
+        CLIENT_CONNECT_ATTRS, CLIENT_CONNECT_WITH_DB, CLIENT_DEPRECATE_EOF, CLIENT_LONG_FLAG,
+        CLIENT_LONG_PASSWORD, CLIENT_MULTI_RESULTS, CLIENT_MULTI_STATEMENTS,
+        CLIENT_PLUGIN_AUTH, CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA, CLIENT_PROTOCOL_41,
+        CLIENT_PS_MULTI_RESULTS, CLIENT_SECURE_CONNECTION, CLIENT_TRANSACTIONS, Peer,
+        PeerClosed, err_packet, handshake_v10, native_scramble, ok_packet,
+        parse_handshake_response,
+    )
 
 CLIENT_SSL = 0x00000800
 
@@ -137,7 +148,7 @@ def rsa_key():
 def certs(tmp_path_factory):
     from _certs import CertsUnavailable, make_certs
     try:
-        return make_certs(tmp_path_factory.mktemp("auth-certs"))
+        return make_certs(tmp_path_factory.getbasetemp() / "mysqlc-certs")
     except CertsUnavailable as exc:
         pytest.fail("cannot make test certificates: %s" % exc)
 
@@ -145,7 +156,7 @@ def certs(tmp_path_factory):
 # =========================================================================== scripted peer
 
 class WirePeer(Peer):
-    """test_protocol's Peer, plus: every byte received before TLS is kept in ``wire``
+    """The shared Peer, plus: every byte received before TLS is kept in ``wire``
     (what an eavesdropper sees), and ``start_tls()`` turns the socket into a TLS server
     socket after the client's SSLRequest."""
 

@@ -15,6 +15,10 @@ attribute             what it is
                       ``DNS:localhost``, ``IP:127.0.0.1`` (``extendedKeyUsage serverAuth``)
 ``wrong_cert/key``    server certificate signed by the CA for a name that does not match:
                       CN and SAN ``wrong.example`` only
+``dns_only_cert``     like ``server_cert`` (same key, ``server_key``) but its only name is
+                      SAN ``DNS:localhost`` (CN ``localhost``): no IP address
+``ip_only_cert``      like ``server_cert`` (same key) but its only name is SAN
+                      ``IP:127.0.0.1`` (CN ``mysqlc ip-only``): no DNS name
 ``client_cert/key``   client certificate signed by the CA: CN ``mysqlc-client``
                       (``extendedKeyUsage clientAuth``)
 ``other_ca_cert/key`` an unrelated second CA ("mysqlc unrelated CA") that signed nothing
@@ -41,6 +45,7 @@ _FILES = {
     "ca_cert": "ca.pem", "ca_key": "ca-key.pem",
     "server_cert": "server-cert.pem", "server_key": "server-key.pem",
     "wrong_cert": "wrong-cert.pem", "wrong_key": "wrong-key.pem",
+    "dns_only_cert": "dns-only-cert.pem", "ip_only_cert": "ip-only-cert.pem",
     "client_cert": "client-cert.pem", "client_key": "client-key.pem",
     "other_ca_cert": "other-ca.pem", "other_ca_key": "other-ca-key.pem",
 }
@@ -95,8 +100,9 @@ def _minimal_config(cwd):
     return path
 
 
-def _leaf(cert, key, cn, ca_cert, ca_key, serial, extensions, cwd):
-    _key(key, cwd)
+def _leaf(cert, key, cn, ca_cert, ca_key, serial, extensions, cwd, new_key=True):
+    if new_key:
+        _key(key, cwd)
     csr = cert + ".csr"
     ext = cert + ".ext"
     _openssl("req", "-new", "-key", key, "-out", csr, "-subj", "/O=mysqlc tests/CN=%s" % cn,
@@ -154,6 +160,14 @@ def make_certs(dirpath):
           _FILES["ca_key"], 3,
           "extendedKeyUsage = serverAuth\n"
           "subjectAltName = DNS:%s\n" % WRONG_CN, dirpath)
+    _leaf(_FILES["dns_only_cert"], _FILES["server_key"], SERVER_CN, _FILES["ca_cert"],
+          _FILES["ca_key"], 5,
+          "extendedKeyUsage = serverAuth\n"
+          "subjectAltName = DNS:%s\n" % SERVER_CN, dirpath, new_key=False)
+    _leaf(_FILES["ip_only_cert"], _FILES["server_key"], "mysqlc ip-only", _FILES["ca_cert"],
+          _FILES["ca_key"], 6,
+          "extendedKeyUsage = serverAuth\n"
+          "subjectAltName = IP:127.0.0.1\n", dirpath, new_key=False)
     _leaf(_FILES["client_cert"], _FILES["client_key"], CLIENT_CN, _FILES["ca_cert"],
           _FILES["ca_key"], 4, "extendedKeyUsage = clientAuth\n", dirpath)
     os.remove(os.path.join(dirpath, "openssl-min.cnf"))

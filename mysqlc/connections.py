@@ -10,6 +10,7 @@ of both are accepted).
 import collections
 import getpass
 import os
+import threading
 import re
 import weakref
 
@@ -84,6 +85,16 @@ def _resolve_charset(charset, collation):
 
 
 _INFILE_CHUNK = 1 << 20
+
+#: Charsets whose multibyte characters can contain the byte 0x5C: client-side
+#: escaping is only safe when the server really uses them (see __init__).
+_ESCAPE_SENSITIVE_CHARSETS = frozenset(("big5", "gbk", "gb18030", "sjis", "cp932"))
+
+
+def _busy():
+    return ProgrammingError(
+        0, "this connection is being used by another thread; connections cannot be "
+        "shared between threads at once (threadsafety = 1)")
 
 
 def _file_chunks(path):
@@ -326,11 +337,19 @@ class Connection:
 
         self.charset, self.encoding, self._handshake_collation, self._set_names = \
             _resolve_charset(charset, collation)
+        if self._set_names is None and self.charset in _ESCAPE_SENSITIVE_CHARSETS:
+            # A server that does not know the handshake's collation id (or runs with
+            # character-set-client-handshake=OFF) silently keeps its own charset; for
+            # these charsets escaping would then be unsafe (a trail byte 0x5C read as
+            # a backslash), so the charset is set explicitly and an unknown one fails.
+            self._set_names = "SET NAMES %s" % self.charset
         self.collation = collation or None
 
         if host in (None, ""):
             host = "localhost"
         self.host = host
+        if port is not None and not isinstance(port, int):
+            raise TypeError("port must be an int, not %s" % type(port).__name__)
         self.port = int(port or _DEFAULT_PORT)
         self.unix_socket = unix_socket
         if user is None:
@@ -355,6 +374,9 @@ class Connection:
         self.prepared_cache_size = int(prepared_cache_size)
         self.long_data_threshold = int(long_data_threshold)
         self._stmt_cache = collections.OrderedDict()   # sql bytes -> _Statement
+        # held for a whole execute (query + fetch): a second thread gets
+        # ProgrammingError instead of the first thread's rows
+        self._lock = threading.Lock()
         self._timeouts = (_timeout(connect_timeout, "connect_timeout"),
                           _timeout(read_timeout, "read_timeout"),
                           _timeout(write_timeout, "write_timeout"))
@@ -470,6 +492,14 @@ class Connection:
         of `sql` is consumed.
         """
         core = self._conn
+        if not self._lock.acquire(False):
+            raise _busy()
+        try:
+            return self._internal_query_locked(core, sql)
+        finally:
+            self._lock.release()
+
+    def _internal_query_locked(self, core, sql):
         self._discard_pending()
         self._owner = None
         rows = None

@@ -62,6 +62,12 @@ _RE_PERCENT = re.compile(rb"%(?!%)")
 _NOT_EXECUTED = "execute() first"
 
 
+def _busy():
+    return ProgrammingError(
+        0, "this connection is being used by another thread; connections cannot be "
+        "shared between threads at once (threadsafety = 1)")
+
+
 def _has_placeholder(part):
     return _RE_PERCENT.search(part.replace(b"%%", b"")) is not None
 
@@ -148,8 +154,10 @@ class BaseCursor:
         """Encode `query` and substitute `args`; returns bytes."""
         if isinstance(query, str):
             query = query.encode(conn.encoding)
-        elif not isinstance(query, bytes):
+        elif isinstance(query, (bytearray, memoryview)):
             query = bytes(query)
+        elif not isinstance(query, bytes):
+            raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
         if args is None:
             return query
         return conn._core_module.format_query(
@@ -160,13 +168,19 @@ class BaseCursor:
 
     def _query(self, conn, sql):
         """Send `sql` (bytes) and buffer its first result; returns rowcount."""
-        self._clear()
-        core = conn._conn
-        conn._discard_pending(self)
-        conn._owner = weakref.ref(self)
-        self._executed = sql
-        self._read_result(core, core.query(sql))
-        return self.rowcount
+        lock = conn._lock
+        if not lock.acquire(False):
+            raise _busy()
+        try:
+            self._clear()
+            core = conn._conn
+            conn._discard_pending(self)
+            conn._owner = weakref.ref(self)
+            self._executed = sql
+            self._read_result(core, core.query(sql))
+            return self.rowcount
+        finally:
+            lock.release()
 
     def _row_keys(self, core):
         # keys for core.fetch(): None gives tuples (DictCursor overrides)
@@ -272,7 +286,12 @@ class BaseCursor:
         if first is sentinel:
             return None
         rows = chain((first,), rows)
-        qb = query.encode(conn.encoding) if isinstance(query, str) else bytes(query)
+        if isinstance(query, str):
+            qb = query.encode(conn.encoding)
+        elif isinstance(query, (bytes, bytearray, memoryview)):
+            qb = bytes(query)
+        else:
+            raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
         m = RE_INSERT_VALUES.match(qb)
         if m is not None:
             prefix, postfix = m.group("prefix"), m.group("postfix")
@@ -382,7 +401,9 @@ class BaseCursor:
         if rows is None:
             raise ProgrammingError(0, _NOT_EXECUTED)
         start = self.rownumber
-        end = start + (size or self.arraysize)
+        if size is None:
+            size = self.arraysize
+        end = len(rows) if size < 0 else start + size
         result = rows[start:end]
         self.rownumber = min(end, len(rows))
         return result
@@ -695,6 +716,8 @@ class _PreparedMixin:
         conn = self._get_conn()
         if isinstance(query, str):
             query = query.encode(conn.encoding)
+        elif not isinstance(query, (bytes, bytearray, memoryview)):
+            raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
         sql, names = _to_qmark(bytes(query))
         if args is None:
             params = ()
@@ -714,22 +737,28 @@ class _PreparedMixin:
             raise ProgrammingError(
                 0, "wrong number of parameters: the statement has %d placeholders but "
                 "%d parameters were given" % (stmt.nparams, len(params)))
-        self._clear()
-        conn._discard_pending(self)
-        conn._owner = weakref.ref(self)
-        self._executed = sql
-        core = conn._conn
-        if infile is not None:
-            conn._pending_infile = infile
+        lock = conn._lock
+        if not lock.acquire(False):
+            raise _busy()
         try:
-            field_count, stmt.types = core.stmt_execute(
-                stmt.id, params, stmt.types, cursor=self._server_cursor,
-                long_data_threshold=conn.long_data_threshold, encoding=conn.encoding)
+            self._clear()
+            conn._discard_pending(self)
+            conn._owner = weakref.ref(self)
+            self._executed = sql
+            core = conn._conn
+            if infile is not None:
+                conn._pending_infile = infile
+            try:
+                field_count, stmt.types = core.stmt_execute(
+                    stmt.id, params, stmt.types, cursor=self._server_cursor,
+                    long_data_threshold=conn.long_data_threshold, encoding=conn.encoding)
+            finally:
+                conn._pending_infile = None
+            self._stmt = stmt
+            self._read_result(core, field_count)
+            return self.rowcount
         finally:
-            conn._pending_infile = None
-        self._stmt = stmt
-        self._read_result(core, field_count)
-        return self.rowcount
+            lock.release()
 
     def executemany(self, query, args):
         """Execute the prepared statement once per parameter set (one prepare, many

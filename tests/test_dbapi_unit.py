@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 
+import threading
+
 import pytest
 
 import mysqlc
@@ -584,6 +586,7 @@ class FakeConnection(mysqlc.Connection):
         self._max_allowed_packet = max_allowed_packet
         self.cursorclass = cursors.Cursor
         self.messages = []
+        self._lock = threading.Lock()
 
 
 def test_cursor_execute_fetch_and_rowcount():

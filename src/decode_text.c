@@ -120,6 +120,18 @@ static PyObject *int_fallback(const unsigned char *s, size_t n) {
     /* Odd shapes (leading '+', spaces, beyond 64 bits): exact via PyLong_FromString. */
     char stackbuf[80];
     char *buf = stackbuf;
+    for (size_t i = 0; i < n; i++) {
+        /* PyLong_FromString would stop at a NUL (taking "1\0x" for 1); bytes past ASCII
+           are no digits either */
+        if (s[i] == 0 || s[i] >= 0x80) {
+            PyObject *b = PyBytes_FromStringAndSize((const char *)s, (Py_ssize_t)n);
+            if (b) {
+                PyErr_Format(PyExc_ValueError, "invalid literal for int() with base 10: %R", b);
+                Py_DECREF(b);
+            }
+            return NULL;
+        }
+    }
     if (n + 1 > sizeof(stackbuf)) {
         buf = PyMem_Malloc(n + 1);
         if (!buf) return PyErr_NoMemory();
@@ -248,8 +260,11 @@ static PyObject *decode_date(const unsigned char *s, size_t n) {
 
 static PyObject *decode_datetime(const unsigned char *s, size_t n) {
     int y, mo, d, h = 0, mi = 0, sec = 0, us = 0;
-    if (n == 10)   /* a DATETIME never comes this short, but be liberal */
+    if (n == 10) {   /* a DATETIME never comes this short, but be liberal */
+        if (s[4] != '-' || s[7] != '-')
+            Py_RETURN_NONE;
         goto date_only;
+    }
     if (n < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
         s[13] != ':' || s[16] != ':')
         Py_RETURN_NONE;
@@ -278,7 +293,8 @@ static PyObject *decode_time(const unsigned char *s, size_t n) {
         Py_RETURN_NONE;
     long long total = (long long)hours * 3600 + mi * 60 + sec;
     if (neg)
-        return PyDelta_FromDSU(0, (int)-total, -us);  /* normalised by the C API */
+        /* days and seconds apart: (int)-total would wrap past 596523 hours */
+        return PyDelta_FromDSU(-(int)(total / 86400), -(int)(total % 86400), -us);
     return PyDelta_FromDSU((int)(total / 86400), (int)(total % 86400), us);
 }
 
@@ -294,8 +310,11 @@ static const Py_UCS2 cp1252_high[32] = {
 
 static PyObject *decode_latin1(const unsigned char *s, size_t n) {
     size_t i;
+    /* Only bytes whose cp1252 character is above U+00FF need the 2-byte kind; the five
+       that map to C1 controls keep their value.  A str must be built with the smallest
+       kind that holds its characters (PEP 393), or it compares unequal to an equal str. */
     for (i = 0; i < n; i++)
-        if (s[i] >= 0x80 && s[i] < 0xA0) break;
+        if (s[i] >= 0x80 && s[i] < 0xA0 && cp1252_high[s[i] - 0x80] > 0xFF) break;
     if (i == n)
         return PyUnicode_DecodeLatin1((const char *)s, (Py_ssize_t)n, NULL);
     PyObject *u = PyUnicode_New((Py_ssize_t)n, 0xFFFF);

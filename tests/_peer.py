@@ -1,0 +1,569 @@
+"""Shared helpers for tests that play the server side of the MySQL protocol.
+
+Used by tests/test_protocol.py (scripted protocol peer), tests/test_hostile_server.py
+(malformed and lying servers), tests/test_faults.py (fault-injecting TCP proxy) and
+fuzz/make_corpus.py (seed corpora).
+
+- wire helpers: ``lenenc_int``, ``lenenc_str``, ``ok_packet``, ``eof_packet``,
+  ``err_packet``, ``coldef`` (ColumnDefinition41), ``text_row``, ``handshake_v10``,
+  ``parse_handshake_response``, ``native_scramble``;
+- ``Peer``: the server side of one accepted connection (packets with sequence ids,
+  16 MiB split/join, handshake and authentication, result sets);
+- ``ScriptedServer`` / ``scripted(script)``: listens on 127.0.0.1 and runs
+  ``script(peer)`` in a thread for one client;
+- ``FaultProxy``: a TCP proxy between the driver and a real server that can cut,
+  stall, truncate or corrupt the stream at a chosen byte of either direction.
+
+Packets: a 4-byte header (3-byte little-endian payload length, 1-byte sequence id)
+and the payload; payloads of 0xFFFFFF bytes or more are split into 0xFFFFFF-byte
+fragments, ended by a shorter (possibly empty) one.
+"""
+
+import hashlib
+import os
+import select
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+import mysqlc
+from mysqlc import _core
+
+# ---- capability flags (Protocol::CapabilityFlags, as in src/mysqlc.h)
+CLIENT_LONG_PASSWORD = 0x00000001
+CLIENT_FOUND_ROWS = 0x00000002
+CLIENT_LONG_FLAG = 0x00000004
+CLIENT_CONNECT_WITH_DB = 0x00000008
+CLIENT_PROTOCOL_41 = 0x00000200
+CLIENT_TRANSACTIONS = 0x00002000
+CLIENT_SECURE_CONNECTION = 0x00008000
+CLIENT_MULTI_STATEMENTS = 0x00010000
+CLIENT_MULTI_RESULTS = 0x00020000
+CLIENT_PS_MULTI_RESULTS = 0x00040000
+CLIENT_PLUGIN_AUTH = 0x00080000
+CLIENT_CONNECT_ATTRS = 0x00100000
+CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA = 0x00200000
+CLIENT_SESSION_TRACK = 0x00800000
+CLIENT_DEPRECATE_EOF = 0x01000000
+
+# what a MariaDB 10.11 server advertises, roughly (without SSL/compression)
+FULL_CAPS = (CLIENT_LONG_PASSWORD | CLIENT_FOUND_ROWS | CLIENT_LONG_FLAG | CLIENT_CONNECT_WITH_DB
+             | CLIENT_PROTOCOL_41 | CLIENT_TRANSACTIONS | CLIENT_SECURE_CONNECTION
+             | CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS | CLIENT_PS_MULTI_RESULTS
+             | CLIENT_PLUGIN_AUTH | CLIENT_CONNECT_ATTRS | CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA
+             | CLIENT_DEPRECATE_EOF)
+NO_DEPRECATE_EOF_CAPS = FULL_CAPS & ~CLIENT_DEPRECATE_EOF
+
+SERVER_STATUS_AUTOCOMMIT = 0x0002
+SERVER_MORE_RESULTS_EXISTS = 0x0008
+SERVER_STATUS_NO_BACKSLASH_ESCAPES = 0x0200
+
+COM_QUIT = 0x01
+COM_QUERY = 0x03
+
+# column types and flags
+T_DECIMAL = 246
+T_TINY = 1
+T_LONG = 3
+T_DOUBLE = 5
+T_LONGLONG = 8
+T_DATE = 10
+T_TIME = 11
+T_DATETIME = 12
+T_VAR_STRING = 253
+T_BLOB = 252
+FLAG_NOT_NULL = 0x0001
+FLAG_UNSIGNED = 0x0020
+FLAG_BINARY = 0x0080
+UTF8MB4 = 45       # utf8mb4_general_ci
+LATIN1 = 8         # latin1_swedish_ci
+BINARY = 63
+
+MAXP = 0xFFFFFF
+PASSWORD = b"s3cret-pw"
+USER = b"scripted"
+
+CR_SERVER_LOST = 2013
+CR_MALFORMED_PACKET = 2027
+
+
+# =========================================================================== wire helpers
+
+def lenenc_int(n):
+    if n < 251:
+        return bytes([n])
+    if n < 1 << 16:
+        return b"\xfc" + struct.pack("<H", n)
+    if n < 1 << 24:
+        return b"\xfd" + struct.pack("<I", n)[:3]
+    return b"\xfe" + struct.pack("<Q", n)
+
+
+def lenenc_str(b):
+    return lenenc_int(len(b)) + b
+
+
+def read_lenenc(buf, pos):
+    b = buf[pos]
+    if b < 0xFB:
+        return b, pos + 1
+    if b == 0xFC:
+        return struct.unpack_from("<H", buf, pos + 1)[0], pos + 3
+    if b == 0xFD:
+        return int.from_bytes(buf[pos + 1:pos + 4], "little"), pos + 4
+    if b == 0xFE:
+        return struct.unpack_from("<Q", buf, pos + 1)[0], pos + 9
+    raise AssertionError("bad lenenc prefix 0x%02x" % b)
+
+
+def native_scramble(password, nonce):
+    """mysql_native_password: SHA1(pw) XOR SHA1(nonce + SHA1(SHA1(pw)))."""
+    if not password:
+        return b""
+    h1 = hashlib.sha1(password).digest()
+    h2 = hashlib.sha1(h1).digest()
+    h3 = hashlib.sha1(nonce + h2).digest()
+    return bytes(a ^ b for a, b in zip(h1, h3))
+
+
+def ok_packet(affected=0, insert_id=0, status=SERVER_STATUS_AUTOCOMMIT, warnings=0, info=b"",
+              header=b"\x00"):
+    return (header + lenenc_int(affected) + lenenc_int(insert_id)
+            + struct.pack("<HH", status, warnings) + info)
+
+
+def eof_packet(status=SERVER_STATUS_AUTOCOMMIT, warnings=0):
+    return b"\xfe" + struct.pack("<HH", warnings, status)
+
+
+def err_packet(errno, sqlstate, message):
+    return b"\xff" + struct.pack("<H", errno) + b"#" + sqlstate + message
+
+
+def coldef(name, type_, charset=UTF8MB4, length=255, flags=0, decimals=0, table=b"t"):
+    """ColumnDefinition41."""
+    return (lenenc_str(b"def") + lenenc_str(b"db") + lenenc_str(table) + lenenc_str(table)
+            + lenenc_str(name) + lenenc_str(name) + b"\x0c"
+            + struct.pack("<HIBHB", charset, length, type_, flags, decimals) + b"\x00\x00")
+
+
+def text_row(*values):
+    """ProtocolText::ResultsetRow: None -> 0xFB, bytes -> lenenc string."""
+    out = []
+    for v in values:
+        out.append(b"\xfb" if v is None else lenenc_str(v))
+    return b"".join(out)
+
+
+def handshake_v10(nonce, caps=FULL_CAPS, plugin=b"mysql_native_password", thread_id=4242,
+                  version=b"5.5.5-10.11.99-MariaDB-scripted", collation=UTF8MB4,
+                  status=SERVER_STATUS_AUTOCOMMIT):
+    assert len(nonce) == 20
+    return (b"\x0a" + version + b"\x00" + struct.pack("<I", thread_id) + nonce[:8] + b"\x00"
+            + struct.pack("<H", caps & 0xFFFF) + bytes([collation]) + struct.pack("<H", status)
+            + struct.pack("<H", caps >> 16) + bytes([21]) + b"\x00" * 10
+            + nonce[8:] + b"\x00" + plugin + b"\x00")
+
+
+def parse_handshake_response(p):
+    """HandshakeResponse41 -> dict (caps, max_packet, collation, user, auth, database, plugin)."""
+    caps, max_packet, collation = struct.unpack_from("<IIB", p, 0)
+    assert p[9:32] == b"\x00" * 23, "filler of the handshake response is not zero"
+    pos = 32
+    end = p.index(b"\x00", pos)
+    user = p[pos:end]
+    pos = end + 1
+    if caps & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA:
+        n, pos = read_lenenc(p, pos)
+    else:
+        assert caps & CLIENT_SECURE_CONNECTION
+        n = p[pos]
+        pos += 1
+    auth = p[pos:pos + n]
+    assert len(auth) == n, "auth data runs past the end of the handshake response"
+    pos += n
+    database = plugin = None
+    if caps & CLIENT_CONNECT_WITH_DB:
+        end = p.index(b"\x00", pos)
+        database = p[pos:end]
+        pos = end + 1
+    if caps & CLIENT_PLUGIN_AUTH:
+        end = p.index(b"\x00", pos)
+        plugin = p[pos:end]
+        pos = end + 1
+    return dict(caps=caps, max_packet=max_packet, collation=collation, user=user, auth=auth,
+                database=database, plugin=plugin, rest=p[pos:])
+
+
+class PeerClosed(Exception):
+    pass
+
+
+class Peer:
+    """The server side of one accepted client connection."""
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.seq = 0
+        self.buf = b""
+        self.fragments = []   # payload lengths of the fragments of the last recv()
+        self.client_gone = False
+
+    # ---- raw I/O
+    def _read(self, n):
+        while len(self.buf) < n:
+            chunk = self.sock.recv(1 << 20)
+            if not chunk:
+                raise PeerClosed("client closed the connection")
+            self.buf += chunk
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def send_raw(self, data):
+        try:
+            self.sock.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.client_gone = True
+
+    # ---- packets
+    def send(self, payload, seq=None):
+        """Send one logical payload, split at 0xFFFFFF as the protocol requires."""
+        if seq is not None:
+            self.seq = seq
+        pos = 0
+        out = []
+        while True:
+            chunk = payload[pos:pos + MAXP]
+            out.append(struct.pack("<I", len(chunk))[:3] + bytes([self.seq & 0xFF]) + chunk)
+            self.seq = (self.seq + 1) & 0xFF
+            pos += len(chunk)
+            if len(chunk) < MAXP:
+                break
+        try:
+            self.sock.sendall(b"".join(out))
+        except (BrokenPipeError, ConnectionResetError):
+            # the client gave up (as it must on a malformed packet); what it did is
+            # checked on the client side and by expect_close()
+            self.client_gone = True
+
+    def recv(self):
+        """Read one logical payload (joined), checking the client's sequence ids."""
+        parts = []
+        self.fragments = []
+        while True:
+            hdr = self._read(4)
+            n = int.from_bytes(hdr[:3], "little")
+            assert hdr[3] == self.seq, ("client sent sequence id %d, expected %d"
+                                        % (hdr[3], self.seq))
+            self.seq = (self.seq + 1) & 0xFF
+            parts.append(self._read(n))
+            self.fragments.append(n)
+            if n < MAXP:
+                return b"".join(parts)
+
+    def recv_command(self):
+        """Start of a command: the client's packet must have sequence id 0."""
+        self.seq = 0
+        return self.recv()
+
+    def expect_query(self, sql=None):
+        p = self.recv_command()
+        assert p[:1] == bytes([COM_QUERY]), "expected COM_QUERY, got %r" % p[:20]
+        if sql is not None:
+            assert p[1:] == sql, "expected query %r, got %r" % (sql, p[1:200])
+        return p[1:]
+
+    def expect_close(self, timeout=5.0):
+        """The client must close the socket; it may send COM_QUIT first, nothing else."""
+        self.sock.settimeout(timeout)
+        data = self.buf
+        self.buf = b""
+        try:
+            while True:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except ConnectionResetError:
+            pass
+        assert data in (b"", b"\x01\x00\x00\x00\x01"), (
+            "client sent %r after the error instead of closing" % data[:64])
+
+    # ---- composite steps
+    def handshake(self, caps=FULL_CAPS, password=PASSWORD, plugin=b"mysql_native_password",
+                  switch_to=None, nonce=None, status=SERVER_STATUS_AUTOCOMMIT):
+        """Handshake and authentication.  Returns the parsed handshake response.
+
+        ``switch_to``: a plugin name; the server then sends an AuthSwitchRequest with a new
+        nonce and checks the answer to that instead.  A wrong answer gets ERR 1045.
+        """
+        nonce = nonce or os.urandom(20).replace(b"\x00", b"\x01")
+        self.send(handshake_v10(nonce, caps=caps, plugin=plugin, status=status), seq=0)
+        resp = parse_handshake_response(self.recv())
+        self.response = resp
+        self.nonces = [nonce]
+        if switch_to is not None:
+            nonce2 = os.urandom(20).replace(b"\x00", b"\x02")
+            self.nonces.append(nonce2)
+            self.send(b"\xfe" + switch_to + b"\x00" + nonce2 + b"\x00")
+            answer = self.recv()
+            self.auth_answer = answer
+            ok = answer == native_scramble(password, nonce2)
+        else:
+            self.auth_answer = resp["auth"]
+            ok = resp["auth"] == native_scramble(password, nonce)
+        if not ok:
+            self.send(err_packet(1045, b"28000", b"Access denied for user 'scripted'@'localhost'"
+                                 b" (using password: YES)"))
+            return resp
+        self.send(ok_packet(status=status))
+        return resp
+
+    def resultset(self, columns, rows, deprecate_eof, status=SERVER_STATUS_AUTOCOMMIT):
+        """A complete text result set (column count, definitions, [EOF], rows, EOF/OK)."""
+        self.send(lenenc_int(len(columns)))
+        for c in columns:
+            self.send(c)
+        if not deprecate_eof:
+            self.send(eof_packet(status))
+        for r in rows:
+            self.send(r)
+        self.send(ok_packet(status=status, header=b"\xfe") if deprecate_eof
+                  else eof_packet(status))
+
+
+class ScriptedServer:
+    """Listens on 127.0.0.1, accepts one connection and runs ``script(peer)`` in a thread.
+
+    ``check()`` joins the thread and re-raises whatever the script raised (a failed
+    assertion about what the client sent, for example).
+    """
+
+    def __init__(self, script, accept=True):
+        self.script = script
+        self.error = None
+        self.result = None
+        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(4)
+        self.lsock.settimeout(20)
+        self.port = self.lsock.getsockname()[1]
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        sock = None
+        try:
+            sock, _ = self.lsock.accept()
+            sock.settimeout(20)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.result = self.script(Peer(sock))
+        except BaseException as exc:   # reported by check()
+            self.error = exc
+        finally:
+            if sock is not None:
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+            self.lsock.close()
+
+    def check(self, timeout=20):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "scripted server thread did not finish"
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    def connect(self, password=PASSWORD, database=None, client_flag=0, **kw):
+        c = _core.Connection()
+        c.connect(host="127.0.0.1", port=self.port, user=USER, password=password,
+                  database=database, client_flag=client_flag, **kw)
+        return c
+
+
+def scripted(script, **kw):
+    return ScriptedServer(script, **kw)
+
+
+def assert_closed(c):
+    assert c.open is False
+    with pytest.raises(mysqlc.InterfaceError):
+        c.query(b"SELECT 1")
+
+
+# =========================================================================== fault-injecting proxy
+
+class Fault:
+    """What the proxy does to one direction of the stream, at a byte offset.
+
+    ``direction``: ``"s2c"`` (server to client) or ``"c2s"``.  ``at``: offset in that
+    direction's bytes counted from when the proxy was armed (``FaultProxy.arm()``), or
+    from the start of the connection when it is created armed.  ``action``:
+
+    - ``"cut"``: forward the bytes before ``at``, then close both sockets (FIN);
+    - ``"reset"``: the same, but the client sees a RST (SO_LINGER 0);
+    - ``"stall"``: forward the bytes before ``at``, then forward nothing more in that
+      direction for ``seconds`` (longer than the client's read_timeout), then cut;
+    - ``"corrupt"``: XOR the byte at ``at`` with ``xor`` (default 0xFF) and go on;
+    - ``"garbage"``: send ``data`` instead of everything from ``at`` on, then cut.
+    """
+
+    def __init__(self, direction, at, action, seconds=3.0, xor=0xFF, data=b""):
+        assert direction in ("s2c", "c2s") and action in ("cut", "reset", "stall", "corrupt", "garbage")
+        self.direction, self.at, self.action = direction, at, action
+        self.seconds, self.xor, self.data = seconds, xor, data
+
+    def __repr__(self):
+        return "Fault(%s, at=%d, %s)" % (self.direction, self.at, self.action)
+
+
+class FaultProxy:
+    """A TCP proxy on 127.0.0.1 in front of ``upstream`` (host, port) that injects one
+    ``Fault`` into each connection made through it while a fault is set.
+
+    ``proxy.fault = Fault(...)`` applies to connections opened afterwards; with
+    ``arm_on_connect=False`` the byte count starts only at ``proxy.arm()`` (call it
+    after connecting, to aim at a query's response).  ``proxy.counts`` holds the bytes
+    seen per direction since arming, for measuring a clean exchange first.  Each
+    connection is served by a thread; ``close()`` stops everything.
+    """
+
+    def __init__(self, upstream, fault=None, arm_on_connect=True):
+        self.upstream = upstream
+        self.fault = fault
+        self.arm_on_connect = arm_on_connect
+        self.armed = arm_on_connect
+        self.counts = {"s2c": 0, "c2s": 0}
+        self.fired = False
+        self._lock = threading.Lock()
+        self._closing = False
+        self._threads = []
+        self._socks = []
+        self.lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.lsock.bind(("127.0.0.1", 0))
+        self.lsock.listen(16)
+        self.port = self.lsock.getsockname()[1]
+        t = threading.Thread(target=self._accept_loop, daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def arm(self):
+        with self._lock:
+            self.counts = {"s2c": 0, "c2s": 0}
+            self.armed = True
+            self.fired = False
+
+    def disarm(self):
+        with self._lock:
+            self.armed = False
+
+    def _accept_loop(self):
+        while not self._closing:
+            try:
+                csock, _ = self.lsock.accept()
+            except OSError:
+                return
+            try:
+                ssock = socket.create_connection(self.upstream, timeout=10)
+            except OSError:
+                csock.close()
+                continue
+            for s in (csock, ssock):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with self._lock:
+                self._socks += [csock, ssock]
+                if self.arm_on_connect:
+                    self.counts = {"s2c": 0, "c2s": 0}
+                    self.armed = True
+                    self.fired = False
+                fault = self.fault
+            t = threading.Thread(target=self._pump, args=(csock, ssock, fault), daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    @staticmethod
+    def _close(*socks, reset=False):
+        for s in socks:
+            try:
+                if reset:
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                s.close()
+            except OSError:
+                pass
+
+    def _pump(self, csock, ssock, fault):
+        peers = {csock: (ssock, "c2s"), ssock: (csock, "s2c")}
+        stalled_until = None
+        try:
+            while not self._closing:
+                if stalled_until is not None and time.monotonic() >= stalled_until:
+                    self._close(csock, ssock)
+                    return
+                r, _, _ = select.select([csock, ssock], [], [], 0.05)
+                for s in r:
+                    dst, direction = peers[s]
+                    if stalled_until is not None and direction == fault.direction:
+                        continue   # leave it unread: nothing goes through in that direction
+                    try:
+                        data = s.recv(65536)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        self._close(csock, ssock)
+                        return
+                    with self._lock:
+                        armed = self.armed
+                        start = self.counts[direction]
+                        if armed:
+                            self.counts[direction] += len(data)
+                    if (fault is not None and armed and not self.fired
+                            and direction == fault.direction and start + len(data) > fault.at):
+                        k = fault.at - start
+                        self.fired = True
+                        if fault.action == "corrupt":
+                            data = data[:k] + bytes([data[k] ^ fault.xor]) + data[k + 1:]
+                        elif fault.action == "garbage":
+                            self._sendall(dst, data[:k] + fault.data)
+                            self._close(csock, ssock)
+                            return
+                        else:
+                            self._sendall(dst, data[:k])
+                            if fault.action == "stall":
+                                stalled_until = time.monotonic() + fault.seconds
+                                continue
+                            self._close(csock, ssock, reset=fault.action == "reset")
+                            return
+                    if not self._sendall(dst, data):
+                        self._close(csock, ssock)
+                        return
+        finally:
+            self._close(csock, ssock)
+
+    @staticmethod
+    def _sendall(sock, data):
+        try:
+            sock.sendall(data)
+            return True
+        except OSError:
+            return False
+
+    def close(self):
+        self._closing = True
+        self._close(self.lsock)
+        with self._lock:
+            socks = list(self._socks)
+        self._close(*socks)
+        for t in self._threads:
+            t.join(5)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -25,6 +25,7 @@ import weakref
 from collections.abc import Mapping
 from itertools import chain
 
+from .converters import _str_fallback_args
 from .errors import NotSupportedError, ProgrammingError
 
 __all__ = ["BaseCursor", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",
@@ -70,6 +71,19 @@ def _busy():
 
 def _has_placeholder(part):
     return _RE_PERCENT.search(part.replace(b"%%", b"")) is not None
+
+
+def _format_query(format_query, query, args, options):
+    """``format_query(query, args, **options)``, writing ``uuid.UUID`` parameters
+    as their ``str()`` as mysqlclient does (see ``converters._str_fallback``);
+    the conversion is tried only after the core refused the parameters."""
+    try:
+        return format_query(query, args, **options)
+    except ProgrammingError:
+        fixed = _str_fallback_args(args, options.get("encoders"))
+        if fixed is None:
+            raise
+        return format_query(query, fixed, **options)
 
 
 def _normalize_args(args):
@@ -160,11 +174,11 @@ class BaseCursor:
             raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
         if args is None:
             return query
-        return conn._core_module.format_query(
-            query, _normalize_args(args),
-            no_backslash_escapes=conn._conn.no_backslash_escapes,
-            charset=conn.charset, encoding=conn.encoding,
-            encoders=conn._encoders, binary_prefix=conn._binary_prefix)
+        return _format_query(conn._core_module.format_query, query, _normalize_args(args),
+                             {"no_backslash_escapes": conn._conn.no_backslash_escapes,
+                              "charset": conn.charset, "encoding": conn.encoding,
+                              "encoders": conn._encoders,
+                              "binary_prefix": conn._binary_prefix})
 
     def _query(self, conn, sql):
         """Send `sql` (bytes) and buffer its first result; returns rowcount."""
@@ -318,7 +332,7 @@ class BaseCursor:
         size = base
         total = 0
         for params in rows:
-            v = format_query(values, _normalize_args(params), **options)
+            v = _format_query(format_query, values, _normalize_args(params), options)
             if parts and size + 1 + len(v) > limit:
                 total += self._query(conn, prefix + b",".join(parts) + postfix)
                 parts = []
@@ -448,6 +462,16 @@ class BaseCursor:
                 return
             self.rownumber = i + 1
             yield rows[i]
+
+    def __next__(self):
+        """Next row, as :meth:`fetchone`; raises StopIteration at the end
+        (PEP 249's optional ``next()``)."""
+        row = self.fetchone()
+        if row is None:
+            raise StopIteration
+        return row
+
+    next = __next__
 
     # ------------------------------------------------------------ misc
 
@@ -761,15 +785,51 @@ class _PreparedMixin:
             lock.release()
 
     def executemany(self, query, args):
-        """Execute the prepared statement once per parameter set (one prepare, many
-        COM_STMT_EXECUTE).  Returns the total of affected rows."""
-        total = 0
-        ran = False
-        for params in args:
-            total += max(self.execute(query, params), 0)
-            ran = True
-        if not ran:
+        """Execute the prepared statement for every parameter set in `args`.
+
+        With MariaDB (COM_STMT_BULK_EXECUTE advertised) all sets go in as few
+        commands as fit ``max_allowed_packet``, when every column's values share
+        one binary type; otherwise one COM_STMT_EXECUTE per set reuses the
+        statement.  Returns the total of affected rows (None for no sets)."""
+        if args is None:
             return None
+        rows = list(args)
+        if not rows:
+            return None
+        conn = self._get_conn()
+        if isinstance(query, str):
+            query = query.encode(conn.encoding)
+        sql, names = _to_qmark(bytes(query))
+        if names is None and not self._server_cursor and all(
+                isinstance(r, (tuple, list)) for r in rows):
+            stmt = self._statement(conn, sql)
+            for r in rows:
+                if len(r) != stmt.nparams:
+                    raise ProgrammingError(
+                        0, "wrong number of parameters: the statement has %d placeholders "
+                        "but %d parameters were given" % (stmt.nparams, len(r)))
+            if stmt.nparams:
+                lock = conn._lock
+                if not lock.acquire(False):
+                    raise _busy()
+                try:
+                    conn._discard_pending(self)
+                    self._clear()
+                    total = conn._conn.stmt_bulk_execute(
+                        stmt.id, rows, max_payload=conn._get_max_allowed_packet() - 4096,
+                        encoding=conn.encoding)
+                finally:
+                    lock.release()
+                if total is not None:
+                    self._rows = ()
+                    self.rownumber = 0
+                    self.rowcount = total
+                    self.lastrowid = conn._conn.insert_id
+                    self.warning_count = conn._conn.warning_count
+                    return total
+        total = 0
+        for params in rows:
+            total += max(self.execute(query, params), 0)
         self.rowcount = total
         return total
 

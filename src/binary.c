@@ -159,6 +159,159 @@ short_value:
 
 static PyObject *decimal_type(mc_state *st) { return st->Decimal; }
 
+/* Encode one non-NULL value v (parameter number i, for messages) at the end of w in the
+   binary protocol's format; *tp / *tflagp receive its type and unsigned flag. 0 or -1. */
+static int encode_value(mc_state *st, mc_writer *w, PyObject *v, Py_ssize_t i,
+                        const char *encoding, PyObject *dec, unsigned char *tp,
+                        unsigned char *tflagp) {
+    unsigned char t = MC_TYPE_NULL, tflag = 0;
+    if (PyBool_Check(v)) {
+        t = MC_TYPE_TINY;
+        if (mc_writer_u8(w, v == Py_True) < 0) return -1;
+    } else if (PyLong_Check(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (x == -1 && PyErr_Occurred()) return -1;
+        unsigned char b[8];
+        uint64_t u;
+        if (overflow == 0) {
+            u = (uint64_t)x;
+            t = MC_TYPE_LONGLONG;
+        } else if (overflow > 0) {
+            u = PyLong_AsUnsignedLongLong(v);
+            if (u == (uint64_t)-1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                goto as_text;   /* beyond uint64: exact decimal text */
+            }
+            t = MC_TYPE_LONGLONG;
+            tflag = 0x80;
+        } else {
+            goto as_text;
+        }
+        for (int k = 0; k < 8; k++) b[k] = (unsigned char)(u >> (8 * k));
+        if (mc_writer_put(w, b, 8) < 0) return -1;
+    } else if (PyFloat_Check(v)) {
+        double d = PyFloat_AS_DOUBLE(v);
+        if (!isfinite(d)) {
+            mc_raise(st->ProgrammingError, 0, "parameter %zd: %R can not be used with MySQL", i + 1, v);
+            return -1;
+        }
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        unsigned char b[8];
+        for (int k = 0; k < 8; k++) b[k] = (unsigned char)(bits >> (8 * k));
+        t = MC_TYPE_DOUBLE;
+        if (mc_writer_put(w, b, 8) < 0) return -1;
+    } else if (PyUnicode_Check(v)) {
+        t = MC_TYPE_VAR_STRING;
+        if (!encoding || !strcmp(encoding, "utf-8") || !strcmp(encoding, "utf8")) {
+            Py_ssize_t l;
+            const char *s = PyUnicode_AsUTF8AndSize(v, &l);
+            if (!s) return -1;
+            if (mc_writer_lenenc_str(w, s, (size_t)l) < 0) return -1;
+        } else {
+            PyObject *b = PyUnicode_AsEncodedString(v, encoding, "strict");
+            if (!b) return -1;
+            int r = mc_writer_lenenc_str(w, PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
+            Py_DECREF(b);
+            if (r < 0) return -1;
+        }
+    } else if (PyBytes_Check(v) || PyByteArray_Check(v) || PyMemoryView_Check(v)) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0) return -1;
+        int r = mc_writer_lenenc_str(w, view.buf, (size_t)view.len);
+        PyBuffer_Release(&view);
+        if (r < 0) return -1;
+        t = MC_TYPE_BLOB;
+    } else if (PyDateTime_Check(v)) {
+        unsigned char b[12];
+        int y = PyDateTime_GET_YEAR(v);
+        b[0] = 11;
+        b[1] = (unsigned char)y; b[2] = (unsigned char)(y >> 8);
+        b[3] = (unsigned char)PyDateTime_GET_MONTH(v); b[4] = (unsigned char)PyDateTime_GET_DAY(v);
+        b[5] = (unsigned char)PyDateTime_DATE_GET_HOUR(v);
+        b[6] = (unsigned char)PyDateTime_DATE_GET_MINUTE(v);
+        b[7] = (unsigned char)PyDateTime_DATE_GET_SECOND(v);
+        uint32_t us = (uint32_t)PyDateTime_DATE_GET_MICROSECOND(v);
+        for (int k = 0; k < 4; k++) b[8 + k] = (unsigned char)(us >> (8 * k));
+        t = MC_TYPE_DATETIME;
+        if (mc_writer_put(w, b, 12) < 0) return -1;
+    } else if (PyDate_Check(v)) {
+        unsigned char b[5];
+        int y = PyDateTime_GET_YEAR(v);
+        b[0] = 4;
+        b[1] = (unsigned char)y; b[2] = (unsigned char)(y >> 8);
+        b[3] = (unsigned char)PyDateTime_GET_MONTH(v); b[4] = (unsigned char)PyDateTime_GET_DAY(v);
+        t = MC_TYPE_DATE;
+        if (mc_writer_put(w, b, 5) < 0) return -1;
+    } else if (PyTime_Check(v) || PyDelta_Check(v)) {
+        unsigned char b[13];
+        int neg = 0;
+        long long days = 0;
+        int h, mi, s, us;
+        if (PyTime_Check(v)) {
+            h = PyDateTime_TIME_GET_HOUR(v); mi = PyDateTime_TIME_GET_MINUTE(v);
+            s = PyDateTime_TIME_GET_SECOND(v); us = PyDateTime_TIME_GET_MICROSECOND(v);
+        } else {
+            long long total_us = (long long)PyDateTime_DELTA_GET_DAYS(v) * 86400000000LL +
+                                 (long long)PyDateTime_DELTA_GET_SECONDS(v) * 1000000LL +
+                                 PyDateTime_DELTA_GET_MICROSECONDS(v);
+            if (total_us < 0) { neg = 1; total_us = -total_us; }
+            us = (int)(total_us % 1000000);
+            long long secs = total_us / 1000000;
+            days = secs / 86400;
+            secs %= 86400;
+            h = (int)(secs / 3600); mi = (int)(secs / 60 % 60); s = (int)(secs % 60);
+        }
+        b[0] = 12;
+        b[1] = (unsigned char)neg;
+        for (int k = 0; k < 4; k++) b[2 + k] = (unsigned char)((uint64_t)days >> (8 * k));
+        b[6] = (unsigned char)h; b[7] = (unsigned char)mi; b[8] = (unsigned char)s;
+        for (int k = 0; k < 4; k++) b[9 + k] = (unsigned char)((uint32_t)us >> (8 * k));
+        t = MC_TYPE_TIME;
+        if (mc_writer_put(w, b, 13) < 0) return -1;
+    } else if (dec && PyObject_IsInstance(v, dec) == 1) {
+        goto as_text_decimal;
+    } else {
+        mc_raise(st->ProgrammingError, 0,
+                 "parameter %zd: unsupported type %s for a prepared statement",
+                 i + 1, Py_TYPE(v)->tp_name);
+        return -1;
+    }
+    goto store_type;
+as_text_decimal: {
+        PyObject *fin = PyObject_CallMethod(v, "is_finite", NULL);
+        if (!fin) return -1;
+        int ok = PyObject_IsTrue(fin);
+        Py_DECREF(fin);
+        if (!ok) {
+            mc_raise(st->ProgrammingError, 0, "parameter %zd: %R can not be used with MySQL", i + 1, v);
+            return -1;
+        }
+    }
+as_text: {
+        PyObject *sv = PyObject_Str(v);
+        if (!sv) return -1;
+        Py_ssize_t l;
+        const char *s = PyUnicode_AsUTF8AndSize(sv, &l);
+        int r = s ? mc_writer_lenenc_str(w, s, (size_t)l) : -1;
+        Py_DECREF(sv);
+        if (r < 0) return -1;
+        t = MC_TYPE_NEWDECIMAL;
+    }
+store_type:
+    *tp = t;
+    *tflagp = tflag;
+    return 0;
+}
+
+int mc_binary_encode_value(mc_state *st, mc_writer *w, PyObject *v, Py_ssize_t i,
+                     const char *encoding, PyObject *dec, unsigned char *tp,
+                     unsigned char *tflagp) {
+    if (ensure_datetime() < 0) return -1;
+    return encode_value(st, w, v, i, encoding, dec, tp, tflagp);
+}
+
 /* Encode params for COM_STMT_EXECUTE after the fixed header: NULL bitmap,
  * new-params-bound flag, the types (2 bytes each: type, 0x80 for unsigned) when they
  * differ from *types (previous execute's, bytes or NULL), then the values.
@@ -191,141 +344,9 @@ int mc_encode_binary_params(mc_state *st, mc_writer *w, PyObject *params, const 
         } else if (v == Py_None) {
             w->buf[bitmap_at + i / 8] |= (unsigned char)(1u << (i % 8));
             t = MC_TYPE_NULL;
-        } else if (PyBool_Check(v)) {
-            t = MC_TYPE_TINY;
-            if (mc_writer_u8(w, v == Py_True) < 0) return -1;
-        } else if (PyLong_Check(v)) {
-            int overflow = 0;
-            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-            if (x == -1 && PyErr_Occurred()) return -1;
-            unsigned char b[8];
-            uint64_t u;
-            if (overflow == 0) {
-                u = (uint64_t)x;
-                t = MC_TYPE_LONGLONG;
-            } else if (overflow > 0) {
-                u = PyLong_AsUnsignedLongLong(v);
-                if (u == (uint64_t)-1 && PyErr_Occurred()) {
-                    PyErr_Clear();
-                    goto as_text;   /* beyond uint64: exact decimal text */
-                }
-                t = MC_TYPE_LONGLONG;
-                tflag = 0x80;
-            } else {
-                goto as_text;
-            }
-            for (int k = 0; k < 8; k++) b[k] = (unsigned char)(u >> (8 * k));
-            if (mc_writer_put(w, b, 8) < 0) return -1;
-        } else if (PyFloat_Check(v)) {
-            double d = PyFloat_AS_DOUBLE(v);
-            if (!isfinite(d)) {
-                mc_raise(st->ProgrammingError, 0, "parameter %zd: %R can not be used with MySQL", i + 1, v);
-                return -1;
-            }
-            uint64_t bits;
-            memcpy(&bits, &d, 8);
-            unsigned char b[8];
-            for (int k = 0; k < 8; k++) b[k] = (unsigned char)(bits >> (8 * k));
-            t = MC_TYPE_DOUBLE;
-            if (mc_writer_put(w, b, 8) < 0) return -1;
-        } else if (PyUnicode_Check(v)) {
-            t = MC_TYPE_VAR_STRING;
-            if (!encoding || !strcmp(encoding, "utf-8") || !strcmp(encoding, "utf8")) {
-                Py_ssize_t l;
-                const char *s = PyUnicode_AsUTF8AndSize(v, &l);
-                if (!s) return -1;
-                if (mc_writer_lenenc_str(w, s, (size_t)l) < 0) return -1;
-            } else {
-                PyObject *b = PyUnicode_AsEncodedString(v, encoding, "strict");
-                if (!b) return -1;
-                int r = mc_writer_lenenc_str(w, PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b));
-                Py_DECREF(b);
-                if (r < 0) return -1;
-            }
-        } else if (PyBytes_Check(v) || PyByteArray_Check(v) || PyMemoryView_Check(v)) {
-            Py_buffer view;
-            if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0) return -1;
-            int r = mc_writer_lenenc_str(w, view.buf, (size_t)view.len);
-            PyBuffer_Release(&view);
-            if (r < 0) return -1;
-            t = MC_TYPE_BLOB;
-        } else if (PyDateTime_Check(v)) {
-            unsigned char b[12];
-            int y = PyDateTime_GET_YEAR(v);
-            b[0] = 11;
-            b[1] = (unsigned char)y; b[2] = (unsigned char)(y >> 8);
-            b[3] = (unsigned char)PyDateTime_GET_MONTH(v); b[4] = (unsigned char)PyDateTime_GET_DAY(v);
-            b[5] = (unsigned char)PyDateTime_DATE_GET_HOUR(v);
-            b[6] = (unsigned char)PyDateTime_DATE_GET_MINUTE(v);
-            b[7] = (unsigned char)PyDateTime_DATE_GET_SECOND(v);
-            uint32_t us = (uint32_t)PyDateTime_DATE_GET_MICROSECOND(v);
-            for (int k = 0; k < 4; k++) b[8 + k] = (unsigned char)(us >> (8 * k));
-            t = MC_TYPE_DATETIME;
-            if (mc_writer_put(w, b, 12) < 0) return -1;
-        } else if (PyDate_Check(v)) {
-            unsigned char b[5];
-            int y = PyDateTime_GET_YEAR(v);
-            b[0] = 4;
-            b[1] = (unsigned char)y; b[2] = (unsigned char)(y >> 8);
-            b[3] = (unsigned char)PyDateTime_GET_MONTH(v); b[4] = (unsigned char)PyDateTime_GET_DAY(v);
-            t = MC_TYPE_DATE;
-            if (mc_writer_put(w, b, 5) < 0) return -1;
-        } else if (PyTime_Check(v) || PyDelta_Check(v)) {
-            unsigned char b[13];
-            int neg = 0;
-            long long days = 0;
-            int h, mi, s, us;
-            if (PyTime_Check(v)) {
-                h = PyDateTime_TIME_GET_HOUR(v); mi = PyDateTime_TIME_GET_MINUTE(v);
-                s = PyDateTime_TIME_GET_SECOND(v); us = PyDateTime_TIME_GET_MICROSECOND(v);
-            } else {
-                long long total_us = (long long)PyDateTime_DELTA_GET_DAYS(v) * 86400000000LL +
-                                     (long long)PyDateTime_DELTA_GET_SECONDS(v) * 1000000LL +
-                                     PyDateTime_DELTA_GET_MICROSECONDS(v);
-                if (total_us < 0) { neg = 1; total_us = -total_us; }
-                us = (int)(total_us % 1000000);
-                long long secs = total_us / 1000000;
-                days = secs / 86400;
-                secs %= 86400;
-                h = (int)(secs / 3600); mi = (int)(secs / 60 % 60); s = (int)(secs % 60);
-            }
-            b[0] = 12;
-            b[1] = (unsigned char)neg;
-            for (int k = 0; k < 4; k++) b[2 + k] = (unsigned char)((uint64_t)days >> (8 * k));
-            b[6] = (unsigned char)h; b[7] = (unsigned char)mi; b[8] = (unsigned char)s;
-            for (int k = 0; k < 4; k++) b[9 + k] = (unsigned char)((uint32_t)us >> (8 * k));
-            t = MC_TYPE_TIME;
-            if (mc_writer_put(w, b, 13) < 0) return -1;
-        } else if (dec && PyObject_IsInstance(v, dec) == 1) {
-            goto as_text_decimal;
-        } else {
-            mc_raise(st->ProgrammingError, 0,
-                     "parameter %zd: unsupported type %s for a prepared statement",
-                     i + 1, Py_TYPE(v)->tp_name);
+        } else if (encode_value(st, w, v, i, encoding, dec, &t, &tflag) < 0) {
             return -1;
         }
-        goto store_type;
-    as_text_decimal: {
-            PyObject *fin = PyObject_CallMethod(v, "is_finite", NULL);
-            if (!fin) return -1;
-            int ok = PyObject_IsTrue(fin);
-            Py_DECREF(fin);
-            if (!ok) {
-                mc_raise(st->ProgrammingError, 0, "parameter %zd: %R can not be used with MySQL", i + 1, v);
-                return -1;
-            }
-        }
-    as_text: {
-            PyObject *sv = PyObject_Str(v);
-            if (!sv) return -1;
-            Py_ssize_t l;
-            const char *s = PyUnicode_AsUTF8AndSize(sv, &l);
-            int r = s ? mc_writer_lenenc_str(w, s, (size_t)l) : -1;
-            Py_DECREF(sv);
-            if (r < 0) return -1;
-            t = MC_TYPE_NEWDECIMAL;
-        }
-    store_type:
         w->buf[types_at + 2 * (size_t)i] = t;
         w->buf[types_at + 2 * (size_t)i + 1] = tflag;
     }

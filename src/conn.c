@@ -29,6 +29,8 @@
 
 #define RBUF_INITIAL (128 * 1024)
 #define RBUF_KEEP (4 * 1024 * 1024)
+#define MARIADB_CLIENT_STMT_BULK_OPERATIONS (1u << 2)   /* of the extended (upper) 32 bits */
+#define COM_STMT_BULK_EXECUTE 0xFA
 #define MC_MAX_JOINED ((size_t)1 << 30)   /* max_allowed_packet cannot exceed 1 GiB */
 
 /* ST_CURSOR: a server-side cursor (COM_STMT_EXECUTE with CURSOR_TYPE_READ_ONLY) is open
@@ -97,6 +99,7 @@ typedef struct {
     PyObject *server_public_key;   /* bytes (PEM) or NULL */
     int allow_pubkey_request;
     int allow_cleartext;
+    uint32_t ext_caps;     /* MariaDB extended capabilities agreed in the handshake */
 } mc_conn;
 
 /* ================================================================ errors */
@@ -1604,6 +1607,7 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
         return -1;
     }
     uint32_t caps = cap_lo;
+    uint32_t srv_ext = 0;
     if (mc_reader_left(&r) > 0) {
         const unsigned char *reserved;
         if (mc_reader_u8(&r, &charset) < 0 || mc_reader_u16(&r, &status) < 0 ||
@@ -1613,6 +1617,11 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
             return -1;
         }
         caps |= (uint32_t)cap_hi << 16;
+        /* MariaDB (10.2+) clears CLIENT_LONG_PASSWORD ("CLIENT_MYSQL") and puts its
+           extended capabilities in the last 4 reserved bytes */
+        srv_ext = (cap_lo & CLIENT_LONG_PASSWORD) ? 0 :
+                  (uint32_t)reserved[6] | ((uint32_t)reserved[7] << 8) |
+                  ((uint32_t)reserved[8] << 16) | ((uint32_t)reserved[9] << 24);
         if (caps & CLIENT_SECURE_CONNECTION) {
             size_t want = authlen > 8 ? (size_t)authlen - 8 : 13;
             if (want < 13) want = 13;
@@ -1694,6 +1703,11 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
         if (start_tls(c, o) < 0) return -1;
     }
     c->client_flag = flags;
+    c->ext_caps = srv_ext & MARIADB_CLIENT_STMT_BULK_OPERATIONS;
+    zeros[19] = (unsigned char)c->ext_caps;
+    zeros[20] = (unsigned char)(c->ext_caps >> 8);
+    zeros[21] = (unsigned char)(c->ext_caps >> 16);
+    zeros[22] = (unsigned char)(c->ext_caps >> 24);
 
     mc_writer authout;
     if (mc_writer_init(&authout, 64) < 0) return -1;
@@ -2218,6 +2232,147 @@ done:
 
 static PyObject *fetch_rows(mc_conn *c, Py_ssize_t limit, PyObject *keys);
 
+/* stmt_bulk_execute(statement_id, rows, max_payload=16 MiB, encoding="utf-8")
+       -> total affected rows, or None
+   MariaDB's COM_STMT_BULK_EXECUTE: all rows of parameters in as few commands as fit
+   max_payload.  Returns None, having sent nothing, when the server lacks the capability
+   or a column's values do not share one binary type (the caller then executes row by
+   row).  Rows must all have the statement's parameter count (checked by the caller). */
+static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"statement_id", "rows", "max_payload", "encoding", NULL};
+    unsigned long stmt_id;
+    PyObject *rows;
+    Py_ssize_t max_payload = 16 << 20;
+    const char *encoding = "utf-8";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|nz", kwlist, &stmt_id, &rows,
+                                     &max_payload, &encoding))
+        return NULL;
+    if (!(c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS)) Py_RETURN_NONE;
+    PyObject *seq = PySequence_Fast(rows, "rows must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t nrows = PySequence_Fast_GET_SIZE(seq);
+    PyObject *ret = NULL, *batches = NULL, *first = NULL;
+    unsigned char *types = NULL;
+    mc_writer w = {0};
+    if (nrows == 0) { ret = PyLong_FromLong(0); goto out; }
+    first = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, 0), "each row must be a sequence");
+    if (!first) goto out;
+    Py_ssize_t np = PySequence_Fast_GET_SIZE(first);
+    if (np == 0 || np > 65535) { ret = Py_NewRef(Py_None); goto out; }
+    types = PyMem_Calloc((size_t)np, 2);
+    batches = PyList_New(0);
+    if (!types || !batches || mc_writer_init(&w, 4096) < 0) { if (!types) PyErr_NoMemory(); goto out; }
+    PyObject *dec = c->st->Decimal;
+    size_t header = 1 + 4 + 2 + 2 * (size_t)np;
+    /* the rows' encoded values go into w; a batch ends where max_payload would be passed */
+    Py_ssize_t batch_start_row = 0;
+    size_t batch_start = 0;
+    PyObject *bounds = PyList_New(0);   /* (row index, byte offset) where each batch ends */
+    if (!bounds) goto out;
+    for (Py_ssize_t r = 0; r < nrows; r++) {
+        PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, r), "each row must be a sequence");
+        if (!row) { Py_DECREF(bounds); goto out; }
+        if (PySequence_Fast_GET_SIZE(row) != np) {
+            Py_DECREF(row);
+            Py_DECREF(bounds);
+            mc_raise(c->st->ProgrammingError, 0, "row %zd has %zd parameters, expected %zd",
+                     r, PySequence_Fast_GET_SIZE(row), np);
+            goto out;
+        }
+        size_t row_start = w.len;
+        for (Py_ssize_t i = 0; i < np; i++) {
+            PyObject *v = PySequence_Fast_GET_ITEM(row, i);
+            if (v == Py_None) {
+                if (mc_writer_u8(&w, 1) < 0) { Py_DECREF(row); Py_DECREF(bounds); goto out; }
+                continue;
+            }
+            unsigned char t, tflag;
+            if (mc_writer_u8(&w, 0) < 0 ||
+                mc_binary_encode_value(c->st, &w, v, i, encoding, dec, &t, &tflag) < 0) {
+                Py_DECREF(row);
+                Py_DECREF(bounds);
+                goto out;
+            }
+            unsigned char *slot = types + 2 * i;
+            if (slot[0] == 0 && slot[1] == 0 && t != MC_TYPE_NULL) {
+                slot[0] = t;
+                slot[1] = tflag | 0x01;   /* low bit: slot set (cleared before sending) */
+            } else if (slot[0] != t || (slot[1] & 0x80) != tflag) {
+                Py_DECREF(row);
+                Py_DECREF(bounds);
+                ret = Py_NewRef(Py_None);   /* mixed types in one column: not for bulk */
+                goto out;
+            }
+        }
+        Py_DECREF(row);
+        if (r > batch_start_row && header + (w.len - batch_start) > (size_t)max_payload) {
+            /* this row starts the next batch */
+            PyObject *b = Py_BuildValue("(nn)", r, (Py_ssize_t)row_start);
+            if (!b || PyList_Append(bounds, b) < 0) { Py_XDECREF(b); Py_DECREF(bounds); goto out; }
+            Py_DECREF(b);
+            batch_start_row = r;
+            batch_start = row_start;
+        }
+    }
+    {
+        PyObject *b = Py_BuildValue("(nn)", nrows, (Py_ssize_t)w.len);
+        if (!b || PyList_Append(bounds, b) < 0) { Py_XDECREF(b); Py_DECREF(bounds); goto out; }
+        Py_DECREF(b);
+    }
+    for (Py_ssize_t i = 0; i < np; i++) {
+        if (types[2 * i] == 0 && types[2 * i + 1] == 0) types[2 * i] = MC_TYPE_VAR_STRING;  /* all NULL */
+        types[2 * i + 1] &= 0x80;
+    }
+    if (enter(c) < 0) { Py_DECREF(bounds); goto out; }
+    if (check_idle(c) < 0) { leave(c); Py_DECREF(bounds); goto out; }
+    unsigned long long total = 0;
+    size_t off = 0;
+    mc_writer hdr = {0};
+    int failed = 0;
+    if (mc_writer_init(&hdr, header) < 0) failed = 1;
+    for (Py_ssize_t k = 0; !failed && k < PyList_GET_SIZE(bounds); k++) {
+        size_t end = (size_t)PyLong_AsSsize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(bounds, k), 1));
+        hdr.len = 0;
+        unsigned char cmdhead[7] = {COM_STMT_BULK_EXECUTE,
+                                    (unsigned char)stmt_id, (unsigned char)(stmt_id >> 8),
+                                    (unsigned char)(stmt_id >> 16), (unsigned char)(stmt_id >> 24),
+                                    128, 0};   /* flags: STMT_BULK_FLAG_SEND_TYPES_TO_SERVER */
+        if (mc_writer_put(&hdr, cmdhead, 7) < 0 || mc_writer_put(&hdr, types, 2 * (size_t)np) < 0) {
+            failed = 1;
+            break;
+        }
+        /* conn_command sends one byte of command + arg: send hdr minus its command byte */
+        c->binary = 1;
+        c->cursor_wanted = 0;
+        c->seq = 0;
+        c->cseq = 0;
+        if (conn_send(c, hdr.buf, hdr.len, w.buf + off, end - off) < 0) { failed = 1; break; }
+        Py_ssize_t nc = read_query_response(c);
+        if (nc < 0) { failed = 1; break; }
+        if (nc > 0 || c->state != ST_IDLE) {
+            malformed(c, "unexpected result set from COM_STMT_BULK_EXECUTE");
+            failed = 1;
+            break;
+        }
+        total += c->affected_rows;
+        off = end;
+    }
+    mc_writer_free(&hdr);
+    leave(c);
+    Py_DECREF(bounds);
+    if (!failed) {
+        c->affected_rows = total;
+        ret = PyLong_FromUnsignedLongLong(total);
+    }
+out:
+    mc_writer_free(&w);
+    PyMem_Free(types);
+    Py_XDECREF(batches);
+    Py_XDECREF(first);
+    Py_DECREF(seq);
+    return ret;
+}
+
 /* stmt_fetch(n, keys=None) -> list: the next (at most) n rows of the open server-side
    cursor [COM_STMT_FETCH]; [] once it is exhausted. */
 static PyObject *Conn_stmt_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
@@ -2453,7 +2608,13 @@ static int set_converters(mc_conn *c, PyObject *v, void *x) {
     return 0;
 }
 
+static PyObject *get_bulk(mc_conn *c, void *x) {
+    return PyBool_FromLong((c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS) != 0);
+}
+
 static PyGetSetDef Conn_getset[] = {
+    {"bulk_operations", (getter)get_bulk, NULL,
+     "the server accepted MariaDB's COM_STMT_BULK_EXECUTE", NULL},
     {"server_version", (getter)get_server_version, NULL, "server version string from the handshake", NULL},
     {"protocol_version", (getter)get_protocol_version, NULL, NULL, NULL},
     {"thread_id", (getter)get_thread_id, NULL, "connection id from the handshake", NULL},
@@ -2505,6 +2666,10 @@ static PyMethodDef Conn_methods[] = {
     {"stmt_fetch", (PyCFunction)(void (*)(void))Conn_stmt_fetch, METH_VARARGS | METH_KEYWORDS,
      "stmt_fetch(n=1, keys=None) -> list of rows from the open server-side cursor"},
     {"stmt_reset", (PyCFunction)Conn_stmt_reset, METH_O, NULL},
+    {"stmt_bulk_execute", (PyCFunction)(void (*)(void))Conn_stmt_bulk_execute,
+     METH_VARARGS | METH_KEYWORDS,
+     "stmt_bulk_execute(statement_id, rows, max_payload=16777216, encoding='utf-8')"
+     " -> affected rows, or None when bulk execution does not apply"},
     {"stmt_close", (PyCFunction)Conn_stmt_close, METH_O, NULL},
     {"_start_capture", (PyCFunction)Conn_start_capture, METH_NOARGS, NULL},
     {"_stop_capture", (PyCFunction)Conn_stop_capture, METH_NOARGS, NULL},

@@ -273,6 +273,10 @@ int mc_decode_init(void);   /* imports the datetime C API for this unit */
 PyObject *mc_decode_binary_value(mc_state *st, const mc_column_plan *col,
                                  const unsigned char **pp, const unsigned char *e,
                                  int *short_packet);
+/* One non-NULL parameter value in the binary format (for COM_STMT_BULK_EXECUTE). */
+int mc_binary_encode_value(mc_state *st, mc_writer *w, PyObject *v, Py_ssize_t i,
+                     const char *encoding, PyObject *dec, unsigned char *tp,
+                     unsigned char *tflagp);
 int mc_encode_binary_params(mc_state *st, mc_writer *w, PyObject *params, const char *encoding,
                             PyObject **types, const char *long_mask);
 

@@ -384,8 +384,8 @@ static inline int conn_read_packet(mc_conn *c, const unsigned char **payload, si
     if (avail >= 4) {
         const unsigned char *h = c->rbuf + c->rpos;
         size_t plen = mc_load_u24(h);
-        if (plen < MC_MAX_PACKET && avail >= 4 + plen && h[3] == c->seq) {
-            c->seq++;
+        if (plen < MC_MAX_PACKET && avail >= 4 + plen && (h[3] == c->seq || c->compress)) {
+            c->seq = (uint8_t)(h[3] + 1);
             *payload = h + 4;
             *len = plen;
             c->rpos += 4 + plen;
@@ -400,7 +400,9 @@ static int conn_read_packet_slow(mc_conn *c, const unsigned char **payload, size
     const unsigned char *h = c->rbuf + c->rpos;
     size_t plen = mc_load_u24(h);
     uint8_t seq = h[3];
-    if (seq != c->seq) {
+    /* Inside the compressed protocol the server restarts the inner ids at each flush
+       (as libmysqlclient, only the frames' own ids are checked then). */
+    if (seq != c->seq && !c->compress) {
         malformed(c, "packets out of order (unexpected sequence id)");
         return -1;
     }
@@ -426,11 +428,11 @@ static int conn_read_packet_slow(mc_conn *c, const unsigned char **payload, size
         if (conn_fill(c, 4) < 0) return -1;
         h = c->rbuf + c->rpos;
         plen = mc_load_u24(h);
-        if (h[3] != c->seq) {
+        if (h[3] != c->seq && !c->compress) {
             malformed(c, "packets out of order in a multi-packet payload");
             return -1;
         }
-        c->seq++;
+        c->seq = (uint8_t)(h[3] + 1);
     }
     *payload = c->join.buf;
     *len = c->join.len;
@@ -466,20 +468,18 @@ static int io_write_nogil(int fd, SSL *ssl, struct iovec *iov, int iovcnt, doubl
             }
             n = r;
         } else {
-            if (to >= 0) {
-                int w = wait_fd(fd, POLLOUT, to);
-                if (w == 0) { *status = IO_TIMEOUT; return -1; }
-                if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
-            }
+            /* never block inside sendmsg(): a peer that stops reading would hold us
+               there past write_timeout and past Ctrl-C; wait in poll() instead */
             struct msghdr mh;
             memset(&mh, 0, sizeof(mh));
             mh.msg_iov = iov;
             mh.msg_iovlen = (size_t)iovcnt;
-            n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+            n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (n < 0) {
                 if (errno == EAGAIN || errno == EWOULDBLOCK) {
                     int w = wait_fd(fd, POLLOUT, to);
                     if (w == 0) { *status = IO_TIMEOUT; return -1; }
+                    if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
                     continue;
                 }
                 *err = errno;
@@ -1829,7 +1829,7 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
                              "ssl_key", "ssl_cipher", "tls_min_version", "tls_max_version",
                              "server_public_key", "allow_public_key_request",
                              "allow_cleartext", "compress", "attrs", "auth_plugins",
-                             "local_files", NULL};
+                             "local_files", "server_hostname", NULL};
     const char *host = NULL, *unix_socket = NULL;
     int port = 3306;
     unsigned int collation = 45;
@@ -1840,13 +1840,15 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     memset(&o, 0, sizeof(o));
     PyObject *pubkey = Py_None, *attrs = Py_None, *plugins = Py_None;
     int allow_req = 0, allow_clear = 0, compress = 0, local_files = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOp", kwlist,
+    const char *server_hostname = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOpz", kwlist,
                                      &host, &port, &unix_socket, &user, &password, &database,
                                      &collation, &client_flag, &ct, &rt, &wt,
                                      &o.tls.mode, &o.tls.ca, &o.tls.capath, &o.tls.cert,
                                      &o.tls.key, &o.tls.cipher, &o.tls.min_version,
                                      &o.tls.max_version, &pubkey, &allow_req, &allow_clear,
-                                     &compress, &attrs, &plugins, &local_files))
+                                     &compress, &attrs, &plugins, &local_files,
+                                     &server_hostname))
         return NULL;
     if (c->fd >= 0) {
         mc_raise(c->st->ProgrammingError, 0, "already connected");
@@ -1878,7 +1880,8 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
         set_timeout(rt, &c->read_timeout, "read_timeout") < 0 ||
         set_timeout(wt, &c->write_timeout, "write_timeout") < 0)
         return NULL;
-    o.host = unix_socket ? (host ? host : "localhost") : host;
+    /* the name TLS checks the certificate against (and sends as SNI) */
+    o.host = server_hostname ? server_hostname : unix_socket ? (host ? host : "localhost") : host;
     o.collation = collation;
     o.extra_flags = (uint32_t)client_flag;
     o.want_compress = compress;

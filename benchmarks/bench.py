@@ -17,6 +17,13 @@ then N timed runs, and reports for each run:
 plus its peak RSS and a digest of the rows it received. The parent compares the digests
 across drivers so a driver that returns wrong (or no) data cannot look fast.
 
+Every scenario can run over several transports (``--transport plain,tls,compress`` or a
+suffix such as ``int_200k@tls``): ``tls`` (the private server is started with a CA and a
+server certificate made by benchmarks/_certs.py; each driver verifies it with its own
+``ssl={"ca": ...}`` options), ``compress`` (the zlib compressed protocol) and
+``tls+compress``. Each worker checks in its own session that TLS (``Ssl_cipher``) and
+compression (``Compression``) really are what the variant says.
+
 See benchmarks/README.md for how to read the output.
 """
 
@@ -30,6 +37,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import socket
 import statistics
 import subprocess
@@ -75,6 +83,13 @@ SELECT_SQL = {
 }
 SCENARIO_TABLE = {"int_200k": "t_int", "mixed_100k": "t_mixed", "datetime_200k": "t_dt",
                   "wide_2k": "t_wide"}
+
+TRANSPORTS = ("plain", "tls", "compress", "tls+compress")
+TRANSPORT_TEXT = {"plain": "plain TCP", "tls": "TLS", "compress": "zlib compressed protocol",
+                  "tls+compress": "TLS + zlib compressed protocol"}
+# Drivers that cannot do a transport at all (reported as skipped, not run).
+TRANSPORT_UNSUPPORTED = {("pymysql", "compress"): "PyMySQL has no compressed protocol",
+                         ("pymysql", "tls+compress"): "PyMySQL has no compressed protocol"}
 
 INSERT_SQL = "INSERT INTO t_ins VALUES (%s,%s,%s,%s)"
 WIDE_COLUMNS = 100
@@ -218,6 +233,73 @@ def driver_version(name, mod):
     return "%s%s" % (version or "unknown", extra)
 
 
+def transport_kwargs(driver, transport, tls_ca):
+    """Each driver's own connect() options for ``transport``.
+
+    TLS with the benchmark's CA: every driver verifies the certificate and the host name
+    -- mysqlc ``ssl={"ca": ...}`` (a CA implies VERIFY_IDENTITY), mysqlclient
+    ``ssl={"ca": ...}, ssl_mode="VERIFY_IDENTITY"``, PyMySQL ``ssl_ca=...,
+    ssl_verify_identity=True``.  Without a CA (an external server) TLS is required but
+    not verified.  Compression: ``compress=True`` (mysqlc, mysqlclient).
+    Plain: TLS explicitly off, since PyMySQL >= 1.2 (and libmariadb >= 3.4) would
+    otherwise use TLS whenever the server offers it.
+    """
+    kw = {}
+    if "tls" in transport:
+        if driver == "pymysql":
+            if tls_ca:
+                kw.update(ssl_ca=tls_ca, ssl_verify_identity=True)
+            else:
+                import ssl
+                ctx = ssl.create_default_context()
+                ctx.check_hostname = False
+                ctx.verify_mode = ssl.CERT_NONE
+                kw["ssl"] = ctx
+        elif tls_ca:
+            kw["ssl"] = {"ca": tls_ca}
+            if driver == "mysqlclient":
+                kw["ssl_mode"] = "VERIFY_IDENTITY"
+        else:
+            kw["ssl_mode"] = "REQUIRED"
+    elif driver == "pymysql":
+        kw["ssl_disabled"] = True
+    else:
+        kw["ssl_mode"] = "DISABLED"
+    if "compress" in transport:
+        kw["compress"] = True
+    return kw
+
+
+def session_transport(cur):
+    """{'Ssl_version', 'Ssl_cipher', 'Compression'} of the current session."""
+    cur.execute("SHOW SESSION STATUS WHERE Variable_name IN "
+                "('Ssl_version', 'Ssl_cipher', 'Compression')")
+    return {str(k): str(v) for k, v in cur.fetchall()}
+
+
+def check_transport(transport, seen):
+    """'' when the session matches ``transport``, else what is wrong."""
+    tls = bool(seen.get("Ssl_cipher"))
+    comp = seen.get("Compression", "OFF").upper() == "ON"
+    want_tls, want_comp = "tls" in transport, "compress" in transport
+    wrong = []
+    if tls != want_tls:
+        wrong.append("TLS is %s" % ("on" if tls else "off"))
+    if comp != want_comp:
+        wrong.append("compression is %s" % ("on" if comp else "off"))
+    return ", ".join(wrong)
+
+
+def transport_label(seen):
+    """Short description of a session's transport: 'TLSv1.3 TLS_AES_256_GCM_SHA384 + zlib'."""
+    parts = []
+    if seen.get("Ssl_cipher"):
+        parts.append("%s %s" % (seen.get("Ssl_version", ""), seen["Ssl_cipher"]))
+    if seen.get("Compression", "").upper() == "ON":
+        parts.append("zlib")
+    return " + ".join(parts) or "plain"
+
+
 def driver_connect(mod, kwargs):
     """Connect with utf8mb4 and autocommit off, the same way for every driver."""
     kw = dict(kwargs)
@@ -284,11 +366,18 @@ def worker_main(driver, scenario, spec):
     mod = import_driver(driver)
     result["version"] = driver_version(driver, mod)
     result["module_file"] = getattr(mod, "__file__", None)
-    conn = driver_connect(mod, spec["connect"])
+    transport = spec.get("transport", "plain")
+    conn = driver_connect(mod, dict(spec["connect"], **transport_kwargs(
+        driver, transport, spec.get("tls_ca"))))
     cur = conn.cursor()
     cur.execute("SELECT @@autocommit, @@character_set_client, @@character_set_results, "
                 "@@character_set_connection")
     result["session"] = [str(x) for x in cur.fetchall()[0]]
+    seen = session_transport(cur)
+    result["transport"] = transport
+    result["transport_session"] = seen
+    result["transport_label"] = transport_label(seen)
+    result["transport_wrong"] = check_transport(transport, seen)
     result["cursor_class"] = type(cur).__module__ + "." + type(cur).__name__
     conn.rollback()
     result["rss_mb_connected"] = rss_mb()
@@ -671,21 +760,26 @@ def first_difference(res, by_driver):
     return ", first difference in rows %d-%d" % (i * CHUNK + 1, (i + 1) * CHUNK)
 
 
-def report(results, sizes, scenarios, drivers):
-    """Text report; also fills results[scenario]['summary'] / ['check']."""
+def report(results, sizes, runs, drivers):
+    """Text report; also fills results[key][driver]['summary'] / ['check'].
+
+    ``runs``: (key, scenario, transport) triples, e.g. ("int_200k@tls", "int_200k", "tls").
+    """
     out = []
-    for scenario in scenarios:
+    for key, scenario, transport in runs:
         n = sizes[scenario]
         unit = "queries/s" if scenario == "select1" else "rows/s"
         per = "µs/query" if scenario == "select1" else "µs/row"
         what = "%s round trips" % fmt_int(n) if scenario == "select1" else "%s rows" % fmt_int(n)
+        if transport != "plain":
+            what += "; " + TRANSPORT_TEXT[transport]
         out.append("")
-        out.append("== %s: %s (%s) ==" % (scenario, DESCRIPTION[scenario], what))
+        out.append("== %s: %s (%s) ==" % (key, DESCRIPTION[scenario], what))
         rows = []
         ok = {}
         notes = []
         mismatch = False
-        by_driver = results[scenario]
+        by_driver = results[key]
         digests = {d: r["result"]["digest"] for d, r in by_driver.items() if r.get("result")}
         # The digest most drivers agree on is taken as right; without a strict majority
         # (e.g. two drivers that disagree) every driver is flagged.
@@ -703,7 +797,8 @@ def report(results, sizes, scenarios, drivers):
                 notes.append("%s skipped: %s" % (d, entry["skipped"]))
                 continue
             if entry.get("error"):
-                rows.append([d, "-", "-", "-", "-", "-", "-", "ERROR"])
+                rows.append([d, "-", "-", "-", "-", "-", "-", "ERROR"]
+                            + (["-"] if transport != "plain" else []))
                 notes.append("%s failed: %s" % (d, entry["error"]))
                 continue
             res = entry["result"]
@@ -717,6 +812,10 @@ def report(results, sizes, scenarios, drivers):
                 mismatch = True
             elif res.get("unstable"):
                 check = "UNSTABLE"
+            elif res.get("transport_wrong"):
+                check = "TRANSPORT"
+                notes.append("%s session is not %s: %s (%s)" % (
+                    d, transport, res["transport_wrong"], res.get("transport_session")))
             elif res["session"][0] != "0" or set(res["session"][1:]) != {"utf8mb4"}:
                 check = "SESSION"
                 notes.append("%s session differs: autocommit, charset client/results/"
@@ -730,10 +829,11 @@ def report(results, sizes, scenarios, drivers):
                 fmt_ms(summ["server_cpu_median_s"]),
                 "%.0f" % summ["rss_mb_peak"] if summ["rss_mb_peak"] else "-",
                 check,
-            ])
+            ] + ([res.get("transport_label", "?")] if transport != "plain" else []))
         if rows:
             print_table(["driver", unit, "wall ms best/med", "client CPU ms", "CPU " + per,
-                         "server CPU ms", "peak RSS MB", "check"], rows, out)
+                         "server CPU ms", "peak RSS MB", "check"]
+                        + (["session (verified)"] if transport != "plain" else []), rows, out)
         out.extend(notes)
         mine = by_driver.get("mysqlc", {}).get("summary")
         if mine:
@@ -761,6 +861,50 @@ def report(results, sizes, scenarios, drivers):
                                                              first_difference(res, by_driver)))
                     out.append("   %-12s first=%s" % ("", res["first"]))
                     out.append("   %-12s last=%s" % ("", res["last"]))
+    if any(t != "plain" for _, _, t in runs):
+        out.extend(transport_summary(results, runs))
+    return out
+
+
+def transport_summary(results, runs, peer="mysqlclient"):
+    """Closing table: mysqlc and ``peer`` side by side for every variant, and what TLS /
+    compression cost each driver relative to its own plain run of the same scenario."""
+    def summ(key, d):
+        e = results.get(key, {}).get(d, {})
+        return e.get("summary") if e.get("check") == "ok" else None
+
+    plain_key = {s: k for k, s, t in runs if t == "plain"}
+    rows = []
+    for key, scenario, transport in runs:
+        a, b = summ(key, "mysqlc"), summ(key, peer)
+        if not a and not b:
+            continue
+
+        def ms(x, field):
+            return fmt_ms(x[field]) if x else "-"
+
+        def ratio(x, y, field):
+            return "%.2f×" % (x[field] / y[field]) if x and y and y[field] else "-"
+
+        def vs_plain(d, x):
+            p = summ(plain_key[scenario], d) if scenario in plain_key else None
+            if not x or not p or transport == "plain":
+                return "-"
+            return "%+.0f%%" % ((x["cpu_median_s"] / p["cpu_median_s"] - 1) * 100)
+
+        rows.append([key, ms(a, "cpu_median_s"), ms(b, "cpu_median_s"),
+                     ratio(a, b, "cpu_median_s"), ms(a, "wall_median_s"),
+                     ms(b, "wall_median_s"), ratio(a, b, "wall_median_s"),
+                     vs_plain("mysqlc", a), vs_plain(peer, b)])
+    out = ["", "== transports: mysqlc and %s side by side (medians) ==" % peer]
+    if rows:
+        print_table(["scenario@transport", "mysqlc CPU ms", peer + " CPU ms", "CPU ratio",
+                     "mysqlc wall ms", peer + " wall ms", "wall ratio",
+                     "mysqlc CPU vs plain", peer + " CPU vs plain"], rows, out)
+        out.append("ratio = mysqlc / %s (below 1.00× mysqlc is cheaper/faster); "
+                   "'vs plain' = the driver's client CPU over its own plain-TCP run" % peer)
+    else:
+        out.append("(no comparable results)")
     return out
 
 
@@ -774,7 +918,15 @@ def main(argv=None):
     p.add_argument("--drivers", default=",".join(DRIVERS),
                    help="comma-separated subset of %s" % ",".join(DRIVERS))
     p.add_argument("--scenarios", default=",".join(SCENARIOS),
-                   help="comma-separated subset of %s" % ",".join(SCENARIOS))
+                   help="comma-separated subset of %s; a suffix @TRANSPORT (e.g. "
+                        "int_200k@tls) runs that scenario over that transport only"
+                        % ",".join(SCENARIOS))
+    p.add_argument("--transport", default="plain",
+                   help="comma-separated transports to run every scenario over: %s "
+                        "(default plain). tls: the private server gets a test CA and "
+                        "certificate (benchmarks/_certs.py, needs openssl) and every driver "
+                        "verifies it; compress: zlib compressed protocol"
+                        % ", ".join(TRANSPORTS))
     p.add_argument("--repeat", type=int, default=None,
                    help="timed runs per (driver, scenario) after one warm-up run "
                         "(default 5; 3 with --quick)")
@@ -789,20 +941,35 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     drivers = [d.strip() for d in args.drivers.split(",") if d.strip()]
-    scenarios = [s.strip() for s in args.scenarios.split(",") if s.strip()]
     for d in drivers:
         if d not in DRIVERS:
             p.error("unknown driver %r (choose from %s)" % (d, ", ".join(DRIVERS)))
-    for s in scenarios:
-        if s not in SCENARIOS:
-            p.error("unknown scenario %r (choose from %s)" % (s, ", ".join(SCENARIOS)))
+    transports = [t.strip() for t in args.transport.split(",") if t.strip()]
+    for t in transports:
+        if t not in TRANSPORTS:
+            p.error("unknown transport %r (choose from %s)" % (t, ", ".join(TRANSPORTS)))
+    runs = []          # (key, scenario, transport)
+    for item in (x.strip() for x in args.scenarios.split(",")):
+        if not item:
+            continue
+        name, _, suffix = item.partition("@")
+        if name not in SCENARIOS:
+            p.error("unknown scenario %r (choose from %s)" % (name, ", ".join(SCENARIOS)))
+        if suffix and suffix not in TRANSPORTS:
+            p.error("unknown transport %r in %r (choose from %s)"
+                    % (suffix, item, ", ".join(TRANSPORTS)))
+        for t in ([suffix] if suffix else transports):
+            key = name if t == "plain" else "%s@%s" % (name, t)
+            if key not in [r[0] for r in runs]:
+                runs.append((key, name, t))
+    scenarios = list(dict.fromkeys(r[1] for r in runs))
     repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
     if repeat < 1:
         p.error("--repeat must be >= 1")
     sizes = SIZES["quick" if args.quick else "full"]
 
     t_start = time.perf_counter()
-    print("mysqlc benchmark: %s" % ", ".join(scenarios), flush=True)
+    print("mysqlc benchmark: %s" % ", ".join(r[0] for r in runs), flush=True)
 
     probes = {}
     for d in drivers:
@@ -822,9 +989,27 @@ def main(argv=None):
             print("cannot load mysqlc.server: %s" % exc, file=sys.stderr)
             return 2
         server_mod = None
+    need_tls = any("tls" in r[2] for r in runs)
+    certs_dir = tls_ca = None
     if args.dsn:
         server_ctx = server_mod.ExternalServer(args.dsn) if server_mod else DsnServer(args.dsn)
         server_kind = "external (--dsn)"
+    elif need_tls and not os.environ.get("MYSQLC_TEST_DSN"):
+        # a private server with the benchmark's own CA and certificate
+        certs_dir = tempfile.mkdtemp(prefix="mysqlc-bench-certs-")
+        try:
+            spec = importlib.util.spec_from_file_location("_mysqlc_bench_certs",
+                                                          os.path.join(HERE, "_certs.py"))
+            certs_mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(certs_mod)
+            certs = certs_mod.make_server_certs(certs_dir)
+        except Exception as exc:
+            shutil.rmtree(certs_dir, ignore_errors=True)
+            print("--transport tls: %s" % exc, file=sys.stderr)
+            return 2
+        tls_ca = certs.ca
+        server_ctx = server_mod.get_server(extra_args=certs.server_args)
+        server_kind = None
     else:
         server_ctx = server_mod.get_server()
         server_kind = None
@@ -833,17 +1018,25 @@ def main(argv=None):
         srv = server_ctx.__enter__()
     except Exception as exc:
         print("no server: %s" % exc, file=sys.stderr)
+        if certs_dir:
+            shutil.rmtree(certs_dir, ignore_errors=True)
         return 2
     try:
-        return run_all(args, srv, server_kind, probes, drivers, available, scenarios,
-                       sizes, repeat, t_start)
+        return run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios,
+                       sizes, repeat, t_start, tls_ca)
     finally:
         server_ctx.__exit__(None, None, None)
+        if certs_dir:
+            shutil.rmtree(certs_dir, ignore_errors=True)
 
 
-def run_all(args, srv, server_kind, probes, drivers, available, scenarios, sizes, repeat,
-            t_start):
-    """Set up the tables on ``srv``, run every worker, print and save the report."""
+def run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios, sizes, repeat,
+            t_start, tls_ca=None):
+    """Set up the tables on ``srv``, run every worker, print and save the report.
+
+    ``runs``: (key, scenario, transport) triples; ``tls_ca``: the CA that signed the
+    private server's certificate (None: TLS, if asked for, is not verified).
+    """
     if server_kind is None:
         server_kind = ("private (pid %s)" % srv.pid) if srv.pid else \
             "external (MYSQLC_TEST_DSN)"
@@ -891,42 +1084,52 @@ def run_all(args, srv, server_kind, probes, drivers, available, scenarios, sizes
                                " (reused)" if i["reused"] else " in %.1f s" % i["seconds"])
              for t, i in setup_info["tables"].items()]
     header.append("tables  : " + (", ".join(built) or "none"))
+    variants = sorted(set(r[2] for r in runs), key=TRANSPORTS.index)
+    if variants != ["plain"]:
+        tls_how = ("certificate and host name verified by every driver against the "
+                   "benchmark's CA" if tls_ca else "required, not verified")
+        header.append("variants: " + ", ".join(
+            "%s (%s%s)" % (t, TRANSPORT_TEXT[t], "; " + tls_how if "tls" in t else "")
+            for t in variants))
     header.append("method  : 1 warm-up + %d timed run(s) per driver and scenario, each in its "
                   "own process; default cursor, fetchall(), utf8mb4, autocommit off"
                   % repeat)
     print("\n".join(header), flush=True)
 
     results = {}
-    for scenario in scenarios:
-        results[scenario] = {}
+    for key, scenario, transport in runs:
+        results[key] = {}
         for d in drivers:
             if not probes[d].get("available"):
-                results[scenario][d] = {"skipped": probes[d].get("error") or "not available"}
+                results[key][d] = {"skipped": probes[d].get("error") or "not available"}
+                continue
+            if (d, transport) in TRANSPORT_UNSUPPORTED:
+                results[key][d] = {"skipped": TRANSPORT_UNSUPPORTED[(d, transport)]}
                 continue
             t0 = time.perf_counter()
             spec = {"connect": connect, "size": sizes[scenario], "repeat": repeat,
-                    "server_pid": server_pid}
+                    "server_pid": server_pid, "transport": transport, "tls_ca": tls_ca}
             res, err = run_child(["--worker", d, scenario], spec)
             took = time.perf_counter() - t0
             if res:
-                results[scenario][d] = {"result": res}
-                print("  %-16s %-12s %6.1f s" % (scenario, d, took), flush=True)
+                results[key][d] = {"result": res}
+                print("  %-22s %-12s %6.1f s" % (key, d, took), flush=True)
             else:
-                results[scenario][d] = {"error": err}
-                print("  %-16s %-12s FAILED: %s" % (scenario, d, err), flush=True)
+                results[key][d] = {"error": err}
+                print("  %-22s %-12s FAILED: %s" % (key, d, err), flush=True)
 
-    lines = report(results, sizes, scenarios, drivers)
+    lines = report(results, sizes, runs, drivers)
     print("\n".join(lines))
     total = time.perf_counter() - t_start
     print("\ntotal %.1f s" % total)
 
     problems = []
-    for scenario in scenarios:
-        for d, entry in results[scenario].items():
+    for key, _, _ in runs:
+        for d, entry in results[key].items():
             if entry.get("error"):
-                problems.append("%s/%s: error" % (scenario, d))
+                problems.append("%s/%s: error" % (key, d))
             elif entry.get("check") not in (None, "ok"):
-                problems.append("%s/%s: %s" % (scenario, d, entry["check"]))
+                problems.append("%s/%s: %s" % (key, d, entry["check"]))
 
     if args.json:
         doc = {
@@ -937,6 +1140,8 @@ def run_all(args, srv, server_kind, probes, drivers, available, scenarios, sizes
             "drivers": probes, "server": dict(setup_info, kind=server_kind,
                                                transport=transport, pid=server_pid),
             "repeat": repeat, "quick": args.quick, "sizes": {s: sizes[s] for s in scenarios},
+            "runs": [{"key": k, "scenario": s, "transport": t} for k, s, t in runs],
+            "tls_verified": bool(tls_ca),
             "clk_tck": CLK_TCK, "results": results, "problems": problems,
             "total_seconds": total,
         }

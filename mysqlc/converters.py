@@ -36,6 +36,7 @@ methods of the same names that use the connection's actual settings.
 
 import array
 import datetime
+import uuid
 from decimal import Decimal
 
 from .constants import FIELD_TYPE, FLAG
@@ -279,6 +280,43 @@ conversions = {
 # The defaults, kept apart so that a user who mutates ``conversions`` in place
 # (against the advice above) still gets overrides detected against the originals.
 _DEFAULTS = dict(conversions)
+
+
+def _str_fallback(value, encoders):
+    """`value`, or ``str(value)`` for a ``uuid.UUID`` the core cannot write.
+
+    mysqlclient and PyMySQL write a parameter of any type they have no encoder
+    for as the quoted ``str()`` of it.  Django 5 on MariaDB >= 10.7 relies on that
+    for ``uuid.UUID`` values (UUIDField with a native UUID column).  mysqlc does
+    the same for ``uuid.UUID`` (and its subclasses) only: for an arbitrary object
+    ``str()`` is rarely the value meant, so other unknown types keep raising
+    ProgrammingError.  Tuples and lists are looked into.  Returns
+    ``(value, changed)``.
+    """
+    if encoders and type(value) in encoders:
+        return value, False
+    if isinstance(value, uuid.UUID):
+        return str(value), True
+    if isinstance(value, (tuple, list)):
+        items = [_str_fallback(item, encoders) for item in value]
+        if not any(changed for _, changed in items):
+            return value, False
+        items = [item for item, _ in items]
+        return (items if isinstance(value, list) else tuple(items)), True
+    return value, False
+
+
+def _str_fallback_args(args, encoders):
+    """Parameters (a sequence or a mapping) with :func:`_str_fallback` applied, or
+    None when none of them needed it."""
+    if isinstance(args, dict) or (not isinstance(args, (tuple, list))
+                                  and hasattr(args, "items")):
+        fixed = {key: _str_fallback(value, encoders) for key, value in args.items()}
+        if not any(changed for _, changed in fixed.values()):
+            return None
+        return {key: value for key, (value, _) in fixed.items()}
+    fixed, changed = _str_fallback(tuple(args), encoders)
+    return fixed if changed else None
 
 
 def _identity(value):

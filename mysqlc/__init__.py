@@ -55,6 +55,23 @@ def get_client_info():
     return __version__
 
 
+def install_as_MySQLdb():
+    """Make ``import MySQLdb`` import mysqlc, so that code written for mysqlclient
+    (SQLAlchemy's ``mysql+mysqldb`` dialect, Django's MySQL backend) runs on it.
+
+    Call it before anything imports ``MySQLdb``.  ``MySQLdb.version_info`` then
+    reports the mysqlclient API level mysqlc implements, not mysqlc's version;
+    see :mod:`mysqlc._mysqldb` for the module map and the reasons.
+
+    Returns
+    -------
+    module
+        The ``MySQLdb`` module now in ``sys.modules``.
+    """
+    from ._mysqldb import install_as_MySQLdb as install
+    return install()
+
+
 class DBAPISet(frozenset):
     """A set of ``FIELD_TYPE`` codes that compares equal to each of its members
     (PEP 249 type objects, as MySQLdb's ``DBAPISet``).
@@ -97,6 +114,7 @@ __all__ = [
     "NotSupportedError", "OperationalError", "ProgrammingError", "ROWID", "STRING",
     "TIME", "TIMESTAMP", "Time", "TimeFromTicks", "Timestamp", "TimestampFromTicks",
     "Warning", "apilevel", "connect", "connections", "constants", "converters",
-    "cursors", "errors", "escape", "escape_string", "get_client_info", "paramstyle",
+    "cursors", "errors", "escape", "escape_string", "get_client_info",
+    "install_as_MySQLdb", "paramstyle",
     "string_literal", "threadsafety", "times", "version_info", "__version__",
 ]

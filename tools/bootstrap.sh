@@ -3,7 +3,8 @@
 # Idempotent: installs only what is missing, so re-running it is cheap.
 #
 #   bash tools/bootstrap.sh            build tools, headers, MariaDB server, .venv with
-#                                      mysqlc (editable, C extension built in place) + pytest
+#                                      mysqlc (editable, C extension built in place), pytest
+#                                      and tests/requirements.txt
 #   bash tools/bootstrap.sh --peers    also the peer drivers PyMySQL and mysqlclient
 #                                      (for benchmarks and the demo)
 #
@@ -56,9 +57,9 @@ has_header zlib zlib.h || missing+=(zlib1g-dev)
 if [ -z "${MYSQLC_TEST_DSN:-}" ] && ! have_server_binary; then
     missing+=(mariadb-server)
 fi
-if [ "$PEERS" = 1 ]; then
-    has_header libmariadb mariadb/mysql.h || has_header mysqlclient mysql/mysql.h || missing+=(libmariadb-dev)
-fi
+# MariaDB client headers: mysqlclient (a test requirement, the reference driver of
+# tests/test_pandas.py, and a benchmark peer) builds from source against them.
+has_header libmariadb mariadb/mysql.h || has_header mysqlclient mysql/mysql.h || missing+=(libmariadb-dev)
 
 APT_UPDATED=0
 apt_install() {

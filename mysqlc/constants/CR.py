@@ -75,3 +75,9 @@ CR_DUPLICATE_CONNECTION_ATTR = 2060
 CR_AUTH_PLUGIN_ERR = 2061
 CR_ERROR_LAST = 2061
 CR_MAX_ERROR = 2999
+
+# MySQLdb's ``MySQLdb.constants.CR`` names the same numbers without the ``CR_``
+# prefix (``CR.SERVER_GONE_ERROR``); both spellings are defined here so that the
+# module serves as either (see ``mysqlc.install_as_MySQLdb``).
+globals().update({_name[3:]: _value for _name, _value in list(globals().items())
+                  if _name.startswith("CR_")})

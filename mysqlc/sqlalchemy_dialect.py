@@ -1,0 +1,144 @@
+"""SQLAlchemy dialects for mysqlc: ``mysql+mysqlc://`` and ``mariadb+mysqlc://``.
+
+Registered through the ``sqlalchemy.dialects`` entry points of the mysqlc
+distribution (``pyproject.toml``), so installing mysqlc is enough::
+
+    from sqlalchemy import create_engine
+    engine = create_engine("mariadb+mysqlc://user:password@127.0.0.1:3306/app")
+
+The URL is read as for ``mysql+mysqldb``: user, password, host, port and
+database, plus query options that become :func:`mysqlc.connect` arguments
+(``unix_socket``, ``charset``, ``collation``, ``connect_timeout``,
+``read_timeout``, ``write_timeout``, ``client_flag``, ``init_command``,
+``sql_mode``, ``binary_prefix``, ``multi_statements``, ...).
+``connect_args={...}`` passes anything else (``conv``, ``cursorclass``).
+
+The dialects build on SQLAlchemy's ``mysql+mysqldb`` dialect (mysqlc follows
+mysqlclient's API) and add:
+
+* server-side cursors for ``execution_options(stream_results=True)`` and
+  ``yield_per``: :class:`mysqlc.cursors.SSCursor`, which reads rows from the
+  socket as the result is consumed.  As with mysqlclient, the connection can
+  run nothing else until the streamed result is exhausted or closed
+  (``ProgrammingError(2014)``, "Commands out of sync");
+* disconnect detection that also recognises mysqlc's own "connection is
+  closed" error (``InterfaceError(0, ...)``), besides the server and client
+  error numbers of the MySQL dialect (2006, 2013, 2014, 2045, 2055, 1927, 4031);
+* no ``SET NAMES`` round trip on every new connection: mysqlc sends the
+  character set (and collation) in the handshake itself;
+* ``executemany`` of ``INSERT ... VALUES`` sent as multi-row statements by
+  :meth:`mysqlc.cursors.BaseCursor.executemany` (``supports_sane_multi_rowcount``);
+* isolation levels ``READ UNCOMMITTED``, ``READ COMMITTED``, ``REPEATABLE READ``,
+  ``SERIALIZABLE`` and ``AUTOCOMMIT`` (``Connection.autocommit()``).
+
+``CLIENT.FOUND_ROWS`` is always requested, so ``rowcount`` of UPDATE counts the
+matched rows (what the ORM's optimistic checks need), as with mysqlclient.
+
+Not available yet: the binary protocol (server-side prepared statements) --
+the C core does not implement ``COM_STMT_*``; every statement is sent as text
+with client-side parameter interpolation, as mysqlclient does.
+"""
+
+from sqlalchemy import exc, util
+from sqlalchemy.dialects.mysql.mariadb import MariaDBDialect
+from sqlalchemy.dialects.mysql.mysqldb import (
+    MySQLCompiler_mysqldb, MySQLDialect_mysqldb, MySQLExecutionContext_mysqldb,
+)
+
+__all__ = ["MySQLDialect_mysqlc", "MariaDBDialect_mysqlc", "dialect", "mariadb_dialect"]
+
+
+class MySQLExecutionContext_mysqlc(MySQLExecutionContext_mysqldb):
+    def create_default_cursor(self):
+        if self.dialect.prepared:
+            return self._dbapi_connection.cursor(prepared=True)
+        return self._dbapi_connection.cursor()
+
+    def create_server_side_cursor(self):
+        return self._dbapi_connection.cursor(self.dialect._sscursor,
+                                             prepared=self.dialect.prepared)
+
+
+class MySQLCompiler_mysqlc(MySQLCompiler_mysqldb):
+    def _format_frame_clause(self, range_, **kw):
+        # The server takes no "?" in a window frame (ROWS BETWEEN ? PRECEDING ...);
+        # the bounds are part of the statement's cache key, so inline them.
+        if self.dialect.prepared:
+            kw["literal_binds"] = True
+        return super()._format_frame_clause(range_, **kw)
+
+
+class MySQLDialect_mysqlc(MySQLDialect_mysqldb):
+    """``mysql+mysqlc``: SQLAlchemy's MySQL dialect on the mysqlc driver."""
+
+    driver = "mysqlc"
+    supports_statement_cache = True
+    supports_server_side_cursors = True
+    execution_ctx_cls = MySQLExecutionContext_mysqlc
+    statement_compiler = MySQLCompiler_mysqlc
+
+    def __init__(self, prepared=False, **kwargs):
+        if prepared and kwargs.get("paramstyle") is None:
+            # Prepared statements take "?" markers.  With the "format" style
+            # SQLAlchemy would also double every "%" in the SQL text, which only
+            # client-side interpolation undoes.
+            kwargs["paramstyle"] = "qmark"
+        super().__init__(**kwargs)
+        self.prepared = bool(prepared)
+
+    @classmethod
+    def import_dbapi(cls):
+        import mysqlc
+        return mysqlc
+
+    @classmethod
+    def load_provisioning(cls):
+        # SQLAlchemy's test harness looks for "<dialect package>.provision"
+        # (here mysqlc.provision); the MySQL dialect's hooks (temporary tables,
+        # test schemas, upserts) are the ones that apply.
+        __import__("sqlalchemy.dialects.mysql.provision")
+
+    @util.memoized_property
+    def _sscursor(self):
+        from mysqlc.cursors import SSCursor
+        return SSCursor
+
+    def on_connect(self):
+        # Skip MySQLDialect_mysqldb's per-connection "SET NAMES <charset>": mysqlc
+        # already negotiated the character set in the handshake (and runs SET NAMES
+        # itself only when a collation needs it).
+        return super(MySQLDialect_mysqldb, self).on_connect()
+
+    def create_connect_args(self, url, _translate_args=None):
+        args, opts = super().create_connect_args(url, _translate_args)
+        if "prepared" in opts:
+            if util.asbool(opts.pop("prepared")) != self.prepared:
+                raise exc.ArgumentError(
+                    "prepared statements are a dialect option: pass "
+                    "create_engine(url, prepared=True) instead of ?prepared= in the URL")
+        for key in ("binary_prefix", "multi_statements", "autocommit"):
+            util.coerce_kw_type(opts, key, bool)
+        for key in ("connect_timeout", "read_timeout", "write_timeout"):
+            if key in opts:   # mysqlc takes fractions of a second
+                opts[key] = float(opts[key])
+        return args, opts
+
+    def is_disconnect(self, e, connection, cursor):
+        if super().is_disconnect(e, connection, cursor):
+            return True
+        # mysqlc reports use of a connection that it closed after a network
+        # error as InterfaceError(0, "connection is closed") (mysqlclient's
+        # message is empty, which the base class recognises).
+        dbapi = self.loaded_dbapi
+        return (isinstance(e, dbapi.InterfaceError) and len(e.args) >= 2
+                and e.args[0] == 0 and "closed" in str(e.args[1]))
+
+
+class MariaDBDialect_mysqlc(MariaDBDialect, MySQLDialect_mysqlc):
+    """``mariadb+mysqlc``: SQLAlchemy's MariaDB dialect on the mysqlc driver."""
+
+    supports_statement_cache = True
+
+
+dialect = MySQLDialect_mysqlc
+mariadb_dialect = MariaDBDialect_mysqlc

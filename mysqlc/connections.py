@@ -424,6 +424,9 @@ class Connection:
                 read_timeout=read_timeout,
                 write_timeout=write_timeout,
                 local_files=self._local_infile,
+                # TLS checks (and SNI names) the host the user gave, even when
+                # "localhost" is reached over TCP at 127.0.0.1
+                server_hostname=self.host,
                 **self._secure_options,
             )
             if self._local_infile:

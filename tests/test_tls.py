@@ -1111,14 +1111,8 @@ def test_credentials_travel_only_inside_tls(certs):
     assert peer.tls_version in ("TLSv1.2", "TLSv1.3")
 
 
-LOCALHOST_BUG = pytest.mark.xfail(strict=True, reason=(
-    "bug: connect(host='localhost') without unix_socket connects to 127.0.0.1 and passes "
-    "'127.0.0.1' to the core as the TLS host (mysqlc/connections.py _connect), so no SNI is "
-    "sent and VERIFY_IDENTITY checks the IP address instead of the name 'localhost'"))
-
-
 @pytest.mark.parametrize("host, sni", [
-    pytest.param("localhost", "localhost", marks=LOCALHOST_BUG),
+    ("localhost", "localhost"),
     ("127.0.0.1", None),
 ])
 def test_sni(certs, host, sni):
@@ -1141,13 +1135,10 @@ IDENTITY_CASES = [
     ("wrong_cert", "localhost", False),       # DNS:wrong.example only
     ("wrong_cert", "127.0.0.1", False),
 ]
-IDENTITY_BUGS = {("dns_only_cert", "localhost"), ("ip_only_cert", "localhost")}
 
 
 @pytest.mark.parametrize("cert, host, accepted", [
-    pytest.param(c, h, a, id="%s-%s" % (c, h),
-                 marks=[LOCALHOST_BUG] if (c, h) in IDENTITY_BUGS else [])
-    for c, h, a in IDENTITY_CASES])
+    pytest.param(c, h, a, id="%s-%s" % (c, h)) for c, h, a in IDENTITY_CASES])
 def test_verify_identity_names(certs, cert, host, accepted):
     """VERIFY_IDENTITY checks the name the user gave: a DNS name against the DNS
     names of the certificate, an IP address against its IP addresses."""

@@ -100,16 +100,17 @@ PyObject *mc_decode_binary_value(mc_state *st, const mc_column_plan *col,
         if (avail < 1 + (size_t)len) goto short_value;
         const unsigned char *q = p + 1;
         *pp = p + 1 + len;
-        int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, us = 0;
+        int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+        uint32_t us = 0;   /* unsigned on the wire: range-checked before any int use */
         if (len >= 4) { y = (int)le(q, 2); mo = q[2]; d = q[3]; }
         if (len >= 7) { h = q[4]; mi = q[5]; s = q[6]; }
-        if (len == 11) us = (int)le(q + 7, 4);
+        if (len == 11) us = (uint32_t)le(q + 7, 4);
         if (ensure_datetime() < 0) return NULL;
         if (!valid_date(y, mo, d) || h > 23 || mi > 59 || s > 59 || us > 999999)
             Py_RETURN_NONE;   /* zero or invalid date: None, as mysqlclient */
         if (col->type == MC_TYPE_DATE || col->type == MC_TYPE_NEWDATE)
             return PyDate_FromDate(y, mo, d);
-        return PyDateTime_FromDateAndTime(y, mo, d, h, mi, s, us);
+        return PyDateTime_FromDateAndTime(y, mo, d, h, mi, s, (int)us);
     }
     case MC_TYPE_TIME: case MC_TYPE_TIME2: {
         if (avail < 1) goto short_value;
@@ -126,14 +127,14 @@ PyObject *mc_decode_binary_value(mc_state *st, const mc_column_plan *col,
         int neg = q[0] != 0;
         long days = (long)le(q + 1, 4);
         int h = q[5], mi = q[6], s = q[7];
-        int us = len == 12 ? (int)le(q + 8, 4) : 0;
+        uint32_t us = len == 12 ? (uint32_t)le(q + 8, 4) : 0;   /* unsigned on the wire */
         if (days > 999999 || h > 23 || mi > 59 || s > 59 || us > 999999) {
             PyErr_SetString(PyExc_ValueError, "binary TIME value out of range");
             return NULL;
         }
         long secs = h * 3600L + mi * 60L + s;
-        if (neg) return PyDelta_FromDSU((int)-days, (int)-secs, -us);
-        return PyDelta_FromDSU((int)days, (int)secs, us);
+        if (neg) return PyDelta_FromDSU((int)-days, (int)-secs, -(int)us);
+        return PyDelta_FromDSU((int)days, (int)secs, (int)us);
     }
     case MC_TYPE_NULL:
         Py_RETURN_NONE;

@@ -2521,13 +2521,15 @@ static PyObject *Conn_stop_capture(mc_conn *c, PyObject *noargs) {
     return r;
 }
 
-/* _replay(data, client_flag) -> field count: parse `data` as the server's complete response to
-   a COM_QUERY (sequence ids from 1), with no socket.  fetch()/next_result() then read from it.
+/* _replay(data, client_flag, binary=False) -> field count: parse `data` as the server's
+   complete response to a COM_QUERY (or, with binary, a COM_STMT_EXECUTE) with sequence
+   ids from 1, with no socket.  fetch()/next_result() then read from it.
    Used by the wire-replay benchmark and the fuzz harnesses. */
 static PyObject *Conn_replay(mc_conn *c, PyObject *args) {
     Py_buffer view;
     unsigned long flags = CLIENT_PROTOCOL_41 | CLIENT_DEPRECATE_EOF;
-    if (!PyArg_ParseTuple(args, "y*|k", &view, &flags)) return NULL;
+    int binary = 0;
+    if (!PyArg_ParseTuple(args, "y*|kp", &view, &flags, &binary)) return NULL;
     if (c->fd >= 0 || c->in_use) {
         PyBuffer_Release(&view);
         return mc_raise(c->st->ProgrammingError, 0, "_replay() needs an unconnected Connection");
@@ -2541,6 +2543,8 @@ static PyObject *Conn_replay(mc_conn *c, PyObject *args) {
     c->rend = (size_t)view.len;
     PyBuffer_Release(&view);
     c->replaying = 1;
+    c->binary = binary;         /* a COM_STMT_EXECUTE response: binary rows */
+    c->cursor_wanted = 0;
     c->client_flag = (uint32_t)flags;
     c->protocol_version = 10;
     c->state = ST_IDLE;

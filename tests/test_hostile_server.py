@@ -291,9 +291,6 @@ def test_binary_rows_that_lie(row):
     _expect_error(_prepared_script(cols, [row]), _prepare_execute_fetch, errnos=None)
 
 
-@pytest.mark.xfail(strict=True, reason="bug (reported to the lead): src/binary.c TIME reads the "
-                   "microseconds as a signed int: 0xFFFFFFFF passes the range check and gives "
-                   "-1 us; 0x80000000 is negated (UB)")
 @pytest.mark.parametrize("us", [b"\xff\xff\xff\xff", b"\x00\x00\x00\x80"], ids=["-1", "int-min"])
 def test_binary_time_microseconds_out_of_range(us):
     cols = [coldef(b"t", T_TIME, charset=BINARY)]

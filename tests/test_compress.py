@@ -237,15 +237,6 @@ def test_executemany_20k_rows(zconn):
     assert list(cur.fetchall()) == rows
 
 
-BUG_MULTI_RESULT_SEQ = (
-    "bug: with compress=True a second result after a result set fails with 2027 'packets "
-    "out of order': after each flush the server restarts the packet sequence ids inside "
-    "the compressed stream at the compressed sequence id (net_flush: pkt_nr = "
-    "compress_pkt_nr), and the core checks them against a counter continued across "
-    "results (libmysqlclient does not check inner ids of compressed packets)")
-
-
-@pytest.mark.xfail(strict=True, reason=BUG_MULTI_RESULT_SEQ)
 def test_multi_statement_results_with_nextset(zconn):
     cur = zconn.cursor()
     cur.execute("CREATE TEMPORARY TABLE zms (a INT)")
@@ -268,7 +259,6 @@ def test_multi_statement_results_with_nextset(zconn):
     assert cur.fetchone() == (5,)
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_MULTI_RESULT_SEQ)
 def test_many_statements_in_one_round_trip(zconn):
     """200 small results in one response: many packets per compressed frame."""
     cur = zconn.cursor()
@@ -290,7 +280,6 @@ def zproc(conn):
         cur.execute("DROP PROCEDURE IF EXISTS mysqlc_zproc")
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_MULTI_RESULT_SEQ)
 def test_call_procedure_with_result(zconn, zproc):
     """CALL of a procedure that SELECTs: a result set, then the CALL's own OK."""
     cur = zconn.cursor()
@@ -302,8 +291,7 @@ def test_call_procedure_with_result(zconn, zproc):
 
 
 def test_one_result_then_ok_statements(zconn):
-    """Statements that only return OK packets may follow each other (works today: the
-    inner and compressed counters happen to agree after one-packet responses)."""
+    """Statements that only return OK packets, then a result set."""
     cur = zconn.cursor()
     cur.execute("DO 0; DO 1; SELECT 5")
     assert cur.description is None
@@ -741,12 +729,13 @@ def test_server_without_compress_gets_plain_session():
 SERVER_MORE_RESULTS_EXISTS = 0x0008
 
 
-@pytest.mark.xfail(strict=True, reason=BUG_MULTI_RESULT_SEQ)
 def test_inner_sequence_ids_restart_after_a_flush():
     """What MariaDB and MySQL send for ``SELECT 1; SELECT 2`` on a compressed
     connection: the first result in frame 1 (inner ids 1..4); the server flushes at the
-    end of the statement and sets its packet counter to the compressed one, so the
-    second result comes in frame 2 with inner ids starting again at 2."""
+    end of the statement and sets its packet counter to the compressed one
+    (net_flush: ``pkt_nr = compress_pkt_nr``), so the second result comes in frame 2
+    with inner ids starting again at 2.  libmysqlclient does not check the inner ids
+    of compressed packets; the client must accept this."""
     col = [coldef(b"n", T_LONGLONG, charset=BINARY)]
 
     def script(peer):
@@ -770,4 +759,63 @@ def test_inner_sequence_ids_restart_after_a_flush():
         assert cur.nextset() is None
     finally:
         c.close()
+    srv.check()
+
+
+def test_read_timeout_inside_a_compressed_frame():
+    """The frame header arrives, its body never does: read_timeout -> 2013, closed."""
+    release = threading.Event()
+
+    def script(peer):
+        peer.handshake(caps=FULL_CAPS | CLIENT_COMPRESS, status=0)
+        z = ZPeer(peer)
+        z.recv_command()
+        f = frame(_ok_stream() * 50, z.cseq)
+        peer.send_raw(f[:7 + 3])
+        release.wait(10)
+
+    srv = scripted(script)
+    c = _zpeer_connect(srv, read_timeout=0.5)
+    t0 = time.monotonic()
+    with pytest.raises(mysqlc.OperationalError) as ei:
+        c.cursor().execute("SELECT 1")
+    elapsed = time.monotonic() - t0
+    release.set()
+    assert ei.value.args[0] == CR_SERVER_LOST
+    assert 0.4 <= elapsed < 1.5, elapsed
+    assert c.open is False
+    srv.check()
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    from _certs import CertsUnavailable, make_certs
+    try:
+        return make_certs(tmp_path_factory.getbasetemp() / "mysqlc-certs")
+    except CertsUnavailable as exc:
+        pytest.fail("cannot make test certificates: %s" % exc)
+
+
+def test_compressed_frames_inside_tls(certs):
+    """TLS first, then compression inside it (the order MySQL uses)."""
+    from test_auth_plugins import MYSQL8_CAPS, Listener
+    rows = [text_row(b"%d" % i, b"w" * (i % 200)) for i in range(500)]
+    cols = [coldef(b"i", T_LONGLONG, charset=BINARY), coldef(b"s", T_VAR_STRING)]
+
+    def script(peer):
+        resp = peer.greet(b"mysql_native_password", caps=MYSQL8_CAPS | CLIENT_COMPRESS)
+        assert peer.tls and resp["caps"] & CLIENT_COMPRESS
+        peer.ok()
+        z = ZPeer(peer)
+        assert z.recv_command() == b"\x03SELECT i, s"
+        stream = packets(resultset_payloads(cols, rows), 1)[0]
+        z.send_stream(stream, cuts=list(range(1000, len(stream), 1000)))
+        assert z.recv_command() == b"\x01"       # COM_QUIT, framed too
+
+    srv = Listener(script, certs=certs)
+    c = srv.connect(compress=True)
+    cur = c.cursor()
+    cur.execute("SELECT i, s")
+    assert cur.fetchall() == tuple((i, "w" * (i % 200)) for i in range(500))
+    c.close()
     srv.check()

@@ -53,6 +53,9 @@ def django_env(server):
         "MYSQLC_DJANGO_HOST": kw["host"], "MYSQLC_DJANGO_PORT": str(kw["port"]),
         "MYSQLC_DJANGO_USER": kw["user"], "MYSQLC_DJANGO_PASSWORD": kw["password"],
         "MYSQLC_DJANGO_NAME": DB_NAME, "PYTHONDONTWRITEBYTECODE": "1",
+        # the subprocesses import the same mysqlc as this process
+        "PYTHONPATH": os.pathsep.join(filter(None, [
+            str(Path(mysqlc.__file__).resolve().parent.parent), env.get("PYTHONPATH")])),
     })
     yield env
     run_sql(*drop)

@@ -30,6 +30,7 @@
 #define RBUF_INITIAL (128 * 1024)
 #define RBUF_KEEP (4 * 1024 * 1024)
 #define MARIADB_CLIENT_STMT_BULK_OPERATIONS (1u << 2)   /* of the extended (upper) 32 bits */
+#define MARIADB_CLIENT_CACHE_METADATA (1u << 4)        /* of the extended (upper) 32 bits */
 #define COM_STMT_BULK_EXECUTE 0xFA
 #define MC_MAX_JOINED ((size_t)1 << 30)   /* max_allowed_packet cannot exceed 1 GiB */
 
@@ -100,6 +101,7 @@ typedef struct {
     int allow_pubkey_request;
     int allow_cleartext;
     uint32_t ext_caps;     /* MariaDB extended capabilities agreed in the handshake */
+    PyObject *meta_cache;  /* statement id -> tuple of column definition packets (bytes) */
 } mc_conn;
 
 /* ================================================================ errors */
@@ -872,6 +874,36 @@ static Py_ssize_t read_query_response(mc_conn *c) {
         return -1;
     }
     Py_ssize_t nc = (Py_ssize_t)ncols;
+    /* MariaDB's metadata cache: a byte says whether the column definitions follow; when
+       they do not, they are the ones recorded for this prepared statement. */
+    int meta_follows = 1;
+    PyObject *cached = NULL, *record = NULL;
+    if (c->ext_caps & MARIADB_CLIENT_CACHE_METADATA) {
+        uint8_t mf;
+        if (mc_reader_u8(&r, &mf) < 0) { malformed(c, "column count without its metadata flag"); return -1; }
+        meta_follows = mf != 0;
+        if (c->binary && c->meta_cache) {
+            PyObject *key = PyLong_FromUnsignedLong(c->cursor_stmt);
+            if (!key) return -1;
+            if (!meta_follows) {
+                cached = PyDict_GetItemWithError(c->meta_cache, key);   /* borrowed */
+                if (!cached && PyErr_Occurred()) { Py_DECREF(key); return -1; }
+            } else {
+                record = PyTuple_New(nc);
+                if (!record || PyDict_SetItem(c->meta_cache, key, record) < 0) {
+                    Py_XDECREF(record);
+                    Py_DECREF(key);
+                    return -1;
+                }
+                Py_DECREF(record);   /* the dict holds it */
+            }
+            Py_DECREF(key);
+        }
+        if (!meta_follows && (!cached || PyTuple_GET_SIZE(cached) != nc)) {
+            malformed(c, "the server skipped column definitions the client does not have");
+            return -1;
+        }
+    }
     c->insert_id = 0;        /* a result set carries no insert id (mysql_insert_id() is 0) */
     c->affected_rows = 0;
     c->plan = PyMem_Calloc((size_t)nc, sizeof(mc_column_plan));
@@ -893,7 +925,18 @@ static Py_ssize_t read_query_response(mc_conn *c) {
         uint16_t charset, flags;
         uint32_t length;
         uint8_t type, decimals;
-        if (conn_read_packet(c, &p, &n) < 0) goto error;
+        if (cached) {
+            PyObject *def = PyTuple_GET_ITEM(cached, i);
+            p = (const unsigned char *)PyBytes_AS_STRING(def);
+            n = (size_t)PyBytes_GET_SIZE(def);
+        } else {
+            if (conn_read_packet(c, &p, &n) < 0) goto error;
+            if (record) {
+                PyObject *def = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
+                if (!def) goto error;
+                PyTuple_SET_ITEM(record, i, def);
+            }
+        }
         mc_reader_init(&r, p, n);
         if (mc_reader_lenenc_str(&r, &catalog, &catalog_n) < 0 ||
             mc_reader_lenenc_str(&r, &schema, &schema_n) < 0 ||
@@ -929,7 +972,7 @@ static Py_ssize_t read_query_response(mc_conn *c) {
         if (!f) goto error;
         PyTuple_SET_ITEM(c->description_flags, i, f);
     }
-    if (!(c->client_flag & CLIENT_DEPRECATE_EOF) || c->cursor_wanted) {
+    if ((!(c->client_flag & CLIENT_DEPRECATE_EOF) && meta_follows) || c->cursor_wanted) {
         /* With a cursor the metadata is always followed by EOF/OK carrying
            SERVER_STATUS_CURSOR_EXISTS; without DEPRECATE_EOF there is always an EOF. */
         if (conn_read_packet(c, &p, &n) < 0) goto error;
@@ -1213,6 +1256,7 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(c->converters);
     Py_VISIT(c->auth_plugins);
     Py_VISIT(c->infile_handler);
+    Py_VISIT(c->meta_cache);
     Py_VISIT(c->description);
     Py_VISIT(c->column_names);
     Py_VISIT(c->column_tables);
@@ -1232,6 +1276,7 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->auth_plugins);
     Py_CLEAR(c->server_public_key);
     Py_CLEAR(c->infile_handler);
+    Py_CLEAR(c->meta_cache);
     return 0;
 }
 
@@ -1703,7 +1748,7 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
         if (start_tls(c, o) < 0) return -1;
     }
     c->client_flag = flags;
-    c->ext_caps = srv_ext & MARIADB_CLIENT_STMT_BULK_OPERATIONS;
+    c->ext_caps = srv_ext & (MARIADB_CLIENT_STMT_BULK_OPERATIONS | MARIADB_CLIENT_CACHE_METADATA);
     zeros[19] = (unsigned char)c->ext_caps;
     zeros[20] = (unsigned char)(c->ext_caps >> 8);
     zeros[21] = (unsigned char)(c->ext_caps >> 16);
@@ -2098,13 +2143,19 @@ done:
 
 /* ---------------------------------------------------------------- prepared statements */
 
-/* Read `count` column definitions (and their EOF without DEPRECATE_EOF), discarding them. */
-static int skip_column_defs(mc_conn *c, unsigned count) {
+/* Read `count` column definitions (and their EOF without DEPRECATE_EOF); they are kept in
+   `record` (a tuple of `count` items) when it is given, else dropped. */
+static int skip_column_defs(mc_conn *c, unsigned count, PyObject *record) {
     const unsigned char *p;
     size_t n;
     for (unsigned i = 0; i < count; i++) {
         if (conn_read_packet(c, &p, &n) < 0) return -1;
         if (n == 0 || p[0] == 0xFF) { malformed(c, "bad column definition in COM_STMT_PREPARE response"); return -1; }
+        if (record) {   /* kept for executes whose response skips the metadata */
+            PyObject *def = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
+            if (!def) return -1;
+            PyTuple_SET_ITEM(record, i, def);
+        }
     }
     if (count && !(c->client_flag & CLIENT_DEPRECATE_EOF)) {
         if (conn_read_packet(c, &p, &n) < 0) return -1;
@@ -2137,7 +2188,21 @@ static PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg) {
         goto done;
     }
     if (mc_reader_u16(&r, &warnings) == 0) c->warning_count = warnings;
-    if (skip_column_defs(c, nparams) < 0 || skip_column_defs(c, ncols) < 0) goto done;
+    if (skip_column_defs(c, nparams, NULL) < 0) goto done;
+    PyObject *record = NULL;
+    if (ncols && (c->ext_caps & MARIADB_CLIENT_CACHE_METADATA)) {
+        if (!c->meta_cache && !(c->meta_cache = PyDict_New())) goto done;
+        record = PyTuple_New(ncols);
+        if (!record) goto done;
+    }
+    if (skip_column_defs(c, ncols, record) < 0) { Py_XDECREF(record); goto done; }
+    if (record) {
+        PyObject *key = PyLong_FromUnsignedLong(stmt_id);
+        int rc = key ? PyDict_SetItem(c->meta_cache, key, record) : -1;
+        Py_XDECREF(key);
+        Py_DECREF(record);
+        if (rc < 0) goto done;
+    }
     ret = Py_BuildValue("(kII)", (unsigned long)stmt_id, (unsigned)nparams, (unsigned)ncols);
 done:
     leave(c);
@@ -2443,6 +2508,11 @@ static PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg) {
         clear_result(c);
     }
     int rc = 0;
+    if (c->meta_cache) {
+        PyObject *key = PyLong_FromUnsignedLong(stmt_id);
+        if (key && PyDict_DelItem(c->meta_cache, key) < 0) PyErr_Clear();
+        Py_XDECREF(key);
+    }
     if (c->state == ST_IDLE) {
         unsigned char b[4];
         for (int q = 0; q < 4; q++) b[q] = (unsigned char)(stmt_id >> (8 * q));

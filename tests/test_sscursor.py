@@ -1,0 +1,461 @@
+"""Unbuffered cursors (issue 4): ``SSCursor``, ``SSDictCursor`` and the prepared
+``cursor(SSCursor, prepared=True)`` (``PreparedSSCursor``: a read-only server-side cursor
+read with COM_STMT_FETCH in batches of ``arraysize``).
+
+The acceptance figure: streaming 1,000,000 rows keeps the process's peak memory within
+20 MB of its level before the query.  It is measured in a fresh ``python -c`` process
+(nothing else in this test session can pollute it): the peak-RSS counter VmHWM is reset
+(``/proc/self/clear_refs`` = 5) after connecting, and the growth reported is
+``VmHWM after the last row - VmRSS before the query``.  The same measurement of a buffered
+``fetchall()`` of the same rows is the control that shows the method sees the growth.
+The figures are printed (``pytest -s`` shows them; they also appear in the assertion
+messages).
+
+Then mysqlclient's semantics for unbuffered results: another command while rows are
+unread raises ProgrammingError 2014 "Commands out of sync"; closing the cursor, its own
+next execute, or nextset() read and drop the rest; a killed connection mid-stream gives
+OperationalError 2013.
+"""
+
+import gc
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import mysqlc
+import mysqlc.cursors
+from mysqlc.cursors import SSCursor, SSDictCursor
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+N = 1000000
+LIMIT_MB = 20.0
+STREAM_SQL = "SELECT seq, REPEAT('x', 20) FROM seq_1_to_%d" % N
+
+# Server-side cursors are materialised by the server in an internal temporary table; a
+# large one would be an Aria file in the server's tmpdir (/tmp for the private test server,
+# shared with every other private server on the machine, which delete "#sql*" files there
+# when they start).  Keeping it in memory makes the prepared 1M-row test independent of
+# other servers starting concurrently; it changes nothing on the client side.
+HEAP_SESSION = "SET SESSION max_heap_table_size = 268435456, tmp_table_size = 268435456"
+
+_MEASURE = r'''
+import json, sys
+import mysqlc, mysqlc.cursors
+
+spec = json.loads(sys.argv[1])
+
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(key)
+
+conn = mysqlc.connect(**spec["kwargs"])
+setup = conn.cursor()
+for stmt in spec["setup"]:
+    setup.execute(stmt)
+mode = spec["mode"]
+if mode == "buffered":
+    cur = conn.cursor()
+else:
+    cur = conn.cursor(mysqlc.cursors.SSCursor, prepared=(mode == "prepared"))
+    if spec.get("arraysize"):
+        cur.arraysize = spec["arraysize"]
+cur.execute("SELECT 1")           # warm up the cursor path (first-use allocations)
+cur.fetchall()
+setup.execute("SHOW SESSION STATUS LIKE 'Com_stmt_fetch'")
+fetches0 = int(setup.fetchone()[1])
+try:                              # reset VmHWM to the current RSS (Linux >= 4.0)
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    reset = True
+except OSError:
+    reset = False
+rss_before = status("VmRSS")
+hwm_before = status("VmHWM")
+cur.execute(spec["sql"])
+n = 0
+total = 0
+first = last = None
+if mode == "buffered":
+    rows = cur.fetchall()
+    n = len(rows)
+    total = sum(r[0] for r in rows)
+    first, last = rows[0], rows[-1]
+    hwm_after = status("VmHWM")
+    del rows
+else:
+    for row in cur:
+        if n == 0:
+            first = row
+        n += 1
+        total += row[0]
+        last = row
+    hwm_after = status("VmHWM")
+rowcount = cur.rowcount
+setup.execute("SHOW SESSION STATUS LIKE 'Com_stmt_fetch'")
+fetches = int(setup.fetchone()[1]) - fetches0
+# the connection is usable for a buffered fetchall() afterwards
+after = conn.cursor()
+after.execute("SELECT seq FROM seq_1_to_1000")
+buffered = after.fetchall()
+print(json.dumps({
+    "mode": mode, "rows": n, "sum": total, "rowcount": rowcount,
+    "first": list(first), "last": list(last), "reset": reset,
+    "rss_before": rss_before, "hwm_before": hwm_before, "hwm_after": hwm_after,
+    "growth_mb": (hwm_after - rss_before) / 1048576.0,
+    "com_stmt_fetch": fetches,
+    "buffered_after": [len(buffered), sum(r[0] for r in buffered)],
+}))
+'''
+
+
+def _measure(conn_kwargs, mode, arraysize=None, setup=()):
+    spec = {"kwargs": conn_kwargs, "mode": mode, "sql": STREAM_SQL, "setup": list(setup),
+            "arraysize": arraysize}
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(spec)], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    print("\n[sscursor memory] %-9s %d rows: peak RSS %+.2f MB over the level before the "
+          "query (VmRSS before %.1f MB, VmHWM after %.1f MB, HWM reset: %s, "
+          "COM_STMT_FETCH: %d)" % (mode, res["rows"], res["growth_mb"],
+                                   res["rss_before"] / 1048576.0,
+                                   res["hwm_after"] / 1048576.0, res["reset"],
+                                   res["com_stmt_fetch"]))
+    return res
+
+
+def _check_stream_result(res):
+    assert res["rows"] == N
+    assert res["sum"] == N * (N + 1) // 2
+    assert res["first"] == [1, "x" * 20]
+    assert res["last"] == [N, "x" * 20]
+    assert res["rowcount"] == N
+    assert res["buffered_after"] == [1000, 500500]
+
+
+def test_sscursor_1m_rows_peak_memory(conn_kwargs):
+    res = _measure(conn_kwargs, "ss")
+    _check_stream_result(res)
+    assert res["com_stmt_fetch"] == 0                   # text protocol, no server cursor
+    assert res["growth_mb"] < LIMIT_MB, res
+
+
+def test_prepared_sscursor_1m_rows_peak_memory(conn_kwargs):
+    res = _measure(conn_kwargs, "prepared", arraysize=1000, setup=[HEAP_SESSION])
+    _check_stream_result(res)
+    # a server-side cursor read in batches of arraysize rows
+    assert N // 1000 <= res["com_stmt_fetch"] <= N // 1000 + 1, res
+    assert res["growth_mb"] < LIMIT_MB, res
+
+
+def test_buffered_fetchall_of_the_same_rows_is_measured_as_growth(conn_kwargs):
+    """The control: the same measurement sees a buffered fetchall() of the 1M rows
+    (and the connection's buffered cursors keep working)."""
+    res = _measure(conn_kwargs, "buffered")
+    _check_stream_result(res)
+    assert res["growth_mb"] > 3 * LIMIT_MB, res
+
+
+# =========================================================================== fetch methods
+
+def test_fetchone_fetchmany_iteration(conn):
+    cur = conn.cursor(SSCursor)
+    assert isinstance(cur, SSCursor)
+    assert cur.execute("SELECT seq, CONCAT('r', seq) FROM seq_1_to_1000") == -1
+    assert cur.rowcount == -1                       # unknown until the end (mysqlclient)
+    assert [d[0] for d in cur.description] == ["seq", "CONCAT('r', seq)"]
+    assert cur.fetchone() == (1, "r1")
+    assert cur.rownumber == 1
+    assert list(cur.fetchmany(3)) == [(2, "r2"), (3, "r3"), (4, "r4")]
+    cur.arraysize = 5
+    assert list(cur.fetchmany()) == [(i, "r%d" % i) for i in range(5, 10)]
+    cur.scroll(10)                                  # forward only
+    assert cur.fetchone() == (20, "r20")
+    with pytest.raises(mysqlc.NotSupportedError):
+        cur.scroll(-1)
+    with pytest.raises(mysqlc.NotSupportedError):
+        cur.scroll(0, mode="absolute")
+    it = iter(cur)
+    assert next(it) == (21, "r21")
+    rest = list(it)
+    assert rest[0] == (22, "r22") and rest[-1] == (1000, "r1000") and len(rest) == 979
+    assert cur.fetchone() is None
+    assert list(cur.fetchmany(10)) == []
+    assert list(cur.fetchall()) == []
+    assert cur.rowcount == 1000
+    assert cur.rownumber == 1000
+
+
+def test_fetchall_reads_the_rest(conn):
+    cur = conn.cursor(SSCursor)
+    cur.execute("SELECT seq FROM seq_1_to_10")
+    assert cur.fetchone() == (1,)
+    assert list(cur.fetchall()) == [(i,) for i in range(2, 11)]
+    assert cur.rowcount == 10
+    cur.execute("SELECT seq FROM seq_1_to_10 WHERE seq > 10")   # an empty result
+    assert cur.fetchone() is None
+    assert cur.rowcount == 0
+
+
+def test_statements_without_result_set(conn):
+    cur = conn.cursor(SSCursor)
+    cur.execute("CREATE TEMPORARY TABLE ss (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
+    assert cur.execute("INSERT INTO ss (v) VALUES (1), (2), (3)") == 3
+    assert cur.rowcount == 3
+    assert cur.lastrowid == 1
+    assert cur.description is None
+    assert cur.fetchone() is None
+    cur.execute("SELECT v FROM ss ORDER BY id")
+    assert list(cur) == [(1,), (2,), (3,)]
+
+
+def test_ssdictcursor(conn):
+    cur = conn.cursor(SSDictCursor)
+    cur.execute("SELECT seq AS n, seq * 2 AS twice, NULL AS z FROM seq_1_to_500")
+    assert cur.fetchone() == {"n": 1, "twice": 2, "z": None}
+    assert list(cur.fetchmany(2)) == [{"n": 2, "twice": 4, "z": None},
+                                      {"n": 3, "twice": 6, "z": None}]
+    rest = list(cur)
+    assert len(rest) == 497 and rest[-1] == {"n": 500, "twice": 1000, "z": None}
+    # duplicate names: "table.column" as DictCursor does
+    c = conn.cursor()
+    c.execute("CREATE TEMPORARY TABLE a1 (id INT)")
+    c.execute("CREATE TEMPORARY TABLE b1 (id INT)")
+    c.execute("INSERT INTO a1 VALUES (1)")
+    c.execute("INSERT INTO b1 VALUES (2)")
+    cur.execute("SELECT a1.id, b1.id FROM a1, b1")
+    assert list(cur.fetchall()) == [{"id": 1, "b1.id": 2}]
+
+
+def test_buffered_fetchall_still_works_after_streaming(conn):
+    ss = conn.cursor(SSCursor)
+    ss.execute("SELECT seq FROM seq_1_to_100000")
+    assert sum(r[0] for r in ss) == 100000 * 100001 // 2
+    cur = conn.cursor()
+    assert cur.execute("SELECT seq FROM seq_1_to_100000") == 100000
+    rows = cur.fetchall()
+    assert len(rows) == 100000 and rows[-1] == (100000,)
+    assert cur.fetchone() is None
+    # buffered and unbuffered cursors alternate on the connection
+    ss.execute("SELECT 'again'")
+    assert ss.fetchall() == [("again",)]
+    cur.execute("SELECT 2")
+    assert cur.fetchall() == ((2,),)
+
+
+# =========================================================================== 2014 rules
+
+def _out_of_sync(excinfo):
+    assert excinfo.value.args[0] == 2014
+    assert "Commands out of sync" in str(excinfo.value)
+
+
+def test_other_command_mid_result_is_out_of_sync(conn):
+    ss = conn.cursor(SSCursor)
+    ss.execute("SELECT seq FROM seq_1_to_100000")
+    assert ss.fetchmany(5) == [(i,) for i in range(1, 6)]
+    other = conn.cursor()
+    attempts = [
+        lambda: other.execute("SELECT 1"),
+        lambda: conn.cursor(SSCursor).execute("SELECT 1"),
+        lambda: conn.cursor(prepared=True).execute("SELECT ?", (1,)),
+        conn.commit,
+        conn.rollback,
+        conn.ping,
+        conn.show_warnings,
+        lambda: conn.select_db(conn.db),
+        lambda: conn.autocommit(not conn.get_autocommit()),
+    ]
+    for attempt in attempts:
+        with pytest.raises(mysqlc.ProgrammingError) as ei:
+            attempt()
+        _out_of_sync(ei)
+    # nothing was lost: the stream continues where it was
+    assert ss.fetchone() == (6,)
+    rest = list(ss)
+    assert len(rest) == 100000 - 6 and rest[-1] == (100000,)
+    other.execute("SELECT 1")                       # fine once the rows are read
+    assert other.fetchall() == ((1,),)
+
+
+def test_close_mid_result_drains(conn):
+    ss = conn.cursor(SSCursor)
+    ss.execute("SELECT seq, REPEAT('y', 100) FROM seq_1_to_200000")
+    assert ss.fetchone() == (1, "y" * 100)
+    ss.close()
+    with pytest.raises(mysqlc.ProgrammingError):
+        ss.fetchone()
+    cur = conn.cursor()
+    cur.execute("SELECT 'after close'")
+    assert cur.fetchall() == (("after close",),)
+    ss.close()                                      # idempotent
+
+
+def test_context_manager_and_garbage_collection_mid_result(conn):
+    with conn.cursor(SSCursor) as ss:
+        ss.execute("SELECT seq FROM seq_1_to_50000")
+        ss.fetchmany(10)
+    cur = conn.cursor()
+    cur.execute("SELECT 1")
+    assert cur.fetchall() == ((1,),)
+    ss = conn.cursor(SSCursor)
+    ss.execute("SELECT seq FROM seq_1_to_50000")
+    ss.fetchone()
+    del ss
+    gc.collect()
+    cur.execute("SELECT 2")                         # the forgotten rows are dropped
+    assert cur.fetchall() == ((2,),)
+
+
+def test_own_next_execute_drains(conn):
+    ss = conn.cursor(SSCursor)
+    ss.execute("SELECT seq FROM seq_1_to_200000")
+    assert ss.fetchone() == (1,)
+    ss.execute("SELECT seq * 10 FROM seq_1_to_3")
+    assert list(ss) == [(10,), (20,), (30,)]
+    assert ss.rowcount == 3
+    ss.execute("SELECT seq FROM seq_1_to_100000")
+    ss.fetchmany(3)
+    conn_cur = conn.cursor()
+    with pytest.raises(mysqlc.ProgrammingError) as ei:
+        conn_cur.execute("SELECT 1")
+    _out_of_sync(ei)
+    ss.execute("DO 1")                              # a statement without a result set
+    conn_cur.execute("SELECT 1")
+    assert conn_cur.fetchall() == ((1,),)
+
+
+def test_nextset_across_multi_statement_query(conn):
+    ss = conn.cursor(SSCursor)
+    ss.execute("SELECT seq FROM seq_1_to_100000; "
+               "SELECT 'second', 2; "
+               "DO 1; "
+               "SELECT seq FROM seq_1_to_3")
+    assert ss.fetchmany(2) == [(1,), (2,)]
+    with pytest.raises(mysqlc.ProgrammingError) as ei:
+        conn.cursor().execute("SELECT 1")           # rows of the first result unread
+    _out_of_sync(ei)
+    assert ss.nextset() is True                     # drops the rest of the first result
+    assert [d[0] for d in ss.description] == ["second", "2"]
+    assert ss.fetchall() == [("second", 2)]
+    assert ss.nextset() is True                     # DO 1: no result set
+    assert ss.description is None
+    assert ss.fetchone() is None
+    assert ss.nextset() is True
+    assert list(ss) == [(1,), (2,), (3,)]
+    assert ss.nextset() is None
+    cur = conn.cursor()
+    cur.execute("SELECT 'usable'")
+    assert cur.fetchall() == (("usable",),)
+
+
+def test_nextset_mid_result_then_close(conn):
+    ss = conn.cursor(SSDictCursor)
+    ss.execute("SELECT seq FROM seq_1_to_50000; SELECT seq FROM seq_1_to_50000; SELECT 3 AS x")
+    ss.fetchone()
+    assert ss.nextset() is True
+    ss.fetchone()
+    ss.close()                                      # drops the rest and the third result
+    cur = conn.cursor()
+    cur.execute("SELECT 4")
+    assert cur.fetchall() == ((4,),)
+
+
+def test_killed_connection_mid_stream_is_2013(conn, root_conn_kwargs):
+    ss = conn.cursor(SSCursor)
+    ss.execute("SELECT seq, REPEAT('z', 50) FROM seq_1_to_%d" % N)
+    assert ss.fetchone() == (1, "z" * 50)
+    killer = mysqlc.connect(**root_conn_kwargs)
+    try:
+        killer.cursor().execute("KILL %d" % conn.thread_id())
+    finally:
+        killer.close()
+    with pytest.raises(mysqlc.OperationalError) as ei:
+        for _ in ss:
+            pass
+    assert ei.value.args[0] == 2013
+    assert not conn.open
+    with pytest.raises(mysqlc.InterfaceError):
+        conn.cursor().execute("SELECT 1")
+
+
+# =========================================================================== prepared SSCursor
+
+def _com(conn, name):
+    cur = conn.cursor()
+    cur.execute("SHOW SESSION STATUS LIKE %s", (name,))
+    return int(cur.fetchone()[1])
+
+
+def test_prepared_sscursor_fetches_in_batches_of_arraysize(conn):
+    ps = conn.cursor(SSCursor, prepared=True)
+    assert isinstance(ps, mysqlc.cursors.PreparedSSCursor)
+    assert ps.arraysize == 100
+    before = _com(conn, "Com_stmt_fetch")
+    ps.execute("SELECT seq, CAST(seq AS CHAR) FROM seq_1_to_1000 WHERE seq > ?", (0,))
+    assert ps.fetchone() == (1, "1")
+    rows = list(ps.fetchmany(250))
+    assert rows[0] == (2, "2") and rows[-1] == (251, "251")
+    rest = list(ps)
+    assert len(rest) == 749 and rest[-1] == (1000, "1000")
+    assert ps.fetchone() is None
+    assert ps.rowcount == 1000
+    fetches = _com(conn, "Com_stmt_fetch") - before
+    assert 10 <= fetches <= 11, fetches              # 1000 rows / arraysize 100
+    ps.arraysize = 7
+    before = _com(conn, "Com_stmt_fetch")
+    ps.execute("SELECT seq FROM seq_1_to_20 WHERE seq > ?", (0,))
+    assert [r[0] for r in ps.fetchall()] == list(range(1, 21))
+    assert 3 <= _com(conn, "Com_stmt_fetch") - before <= 4
+
+
+def test_prepared_ssdictcursor(conn):
+    ps = conn.cursor(SSDictCursor, prepared=True)
+    ps.execute("SELECT seq AS n, ? AS tag FROM seq_1_to_300", ("t",))
+    assert ps.fetchone() == {"n": 1, "tag": "t"}
+    rest = list(ps)
+    assert len(rest) == 299 and rest[-1] == {"n": 300, "tag": "t"}
+
+
+def test_prepared_sscursor_out_of_sync_close_and_next_execute(conn):
+    ps = conn.cursor(SSCursor, prepared=True)
+    ps.execute("SELECT seq FROM seq_1_to_10000 WHERE seq > ?", (0,))
+    assert ps.fetchone() == (1,)
+    other = conn.cursor()
+    with pytest.raises(mysqlc.ProgrammingError) as ei:
+        other.execute("SELECT 1")
+    _out_of_sync(ei)
+    assert ps.fetchone() == (2,)
+    # its own next execute closes the server cursor and runs
+    ps.execute("SELECT seq FROM seq_1_to_5 WHERE seq > ?", (2,))
+    assert list(ps) == [(3,), (4,), (5,)]
+    # closing mid-result closes the server cursor; the connection is usable
+    ps.execute("SELECT seq FROM seq_1_to_10000 WHERE seq > ?", (0,))
+    ps.fetchmany(150)
+    ps.close()
+    other.execute("SELECT 'ok'")
+    assert other.fetchall() == (("ok",),)
+    # the statement stays cached and can open a new cursor
+    ps2 = conn.cursor(SSCursor, prepared=True)
+    ps2.execute("SELECT seq FROM seq_1_to_10000 WHERE seq > ?", (9998,))
+    assert list(ps2) == [(9999,), (10000,)]
+
+
+def test_prepared_sscursor_statement_without_result_set(conn):
+    cur = conn.cursor()
+    cur.execute("CREATE TEMPORARY TABLE pss (id INT)")
+    ps = conn.cursor(SSCursor, prepared=True)
+    assert ps.execute("INSERT INTO pss VALUES (?), (?)", (1, 2)) == 2
+    assert ps.fetchone() is None
+    ps.execute("SELECT id FROM pss ORDER BY id")
+    assert list(ps) == [(1,), (2,)]
+    cur.execute("SELECT COUNT(*) FROM pss")
+    assert cur.fetchall() == ((2,),)

@@ -24,6 +24,12 @@ server certificate made by benchmarks/_certs.py; each driver verifies it with it
 ``tls+compress``. Each worker checks in its own session that TLS (``Ssl_cipher``) and
 compression (``Compression``) really are what the variant says.
 
+Prepared-statement and unbuffered variants of some scenarios (``point_prepared``,
+``int_200k_prepared``, ``int_200k_ss``, ``int_200k_ss_prepared``,
+``datetime_200k_prepared``) run the same query through ``cursor(prepared=True)`` and/or
+an ``SSCursor``; a closing table puts each beside its text-protocol, buffered base and
+checks that the rows are the same.
+
 See benchmarks/README.md for how to read the output.
 """
 
@@ -54,15 +60,36 @@ DRIVERS = ("mysqlc", "mysqlclient", "pymysql")
 DRIVER_MODULE = {"mysqlc": "mysqlc", "mysqlclient": "MySQLdb", "pymysql": "pymysql"}
 DRIVER_DIST = {"mysqlc": "mysqlc", "mysqlclient": "mysqlclient", "pymysql": "PyMySQL"}
 SCENARIOS = ("select1", "int_200k", "mixed_100k", "datetime_200k", "wide_2k",
-             "executemany_20k")
+             "executemany_20k", "point", "point_prepared", "int_200k_prepared",
+             "int_200k_ss", "int_200k_ss_prepared", "datetime_200k_prepared")
+
+# Variants of a text-protocol scenario: the same query and table through server-side
+# prepared statements (binary protocol) and/or an unbuffered cursor; {variant: base}.
+# The closing "protocols" table puts each beside its base and checks that the rows are
+# the same (digest).
+VARIANT_OF = {"point_prepared": "point", "int_200k_prepared": "int_200k",
+              "int_200k_ss": "int_200k", "int_200k_ss_prepared": "int_200k",
+              "datetime_200k_prepared": "datetime_200k"}
+PREPARED = ("point_prepared", "int_200k_prepared", "int_200k_ss_prepared",
+            "datetime_200k_prepared")
+UNBUFFERED = ("int_200k_ss", "int_200k_ss_prepared")
+POINT_SQL = "SELECT * FROM t_int WHERE id = %s"
+SS_ARRAYSIZE = 1000
+# Scenarios a driver cannot run (reported as skipped).
+SCENARIO_UNSUPPORTED = {(d, s): "n/a: %s has no server-side prepared statements" % d
+                        for d in ("mysqlclient", "pymysql") for s in PREPARED}
 
 # Rows (or round trips) per scenario.
 SIZES = {
     "full": {"select1": 5000, "int_200k": 200000, "mixed_100k": 100000,
-             "datetime_200k": 200000, "wide_2k": 2000, "executemany_20k": 20000},
+             "datetime_200k": 200000, "wide_2k": 2000, "executemany_20k": 20000,
+             "point": 5000},
     "quick": {"select1": 500, "int_200k": 20000, "mixed_100k": 10000,
-              "datetime_200k": 20000, "wide_2k": 200, "executemany_20k": 2000},
+              "datetime_200k": 20000, "wide_2k": 200, "executemany_20k": 2000,
+              "point": 500},
 }
+for _sizes in SIZES.values():
+    _sizes.update({v: _sizes[b] for v, b in VARIANT_OF.items()})
 
 # What the timed section of each scenario does (printed above its table).
 DESCRIPTION = {
@@ -73,6 +100,14 @@ DESCRIPTION = {
     "datetime_200k": "SELECT * FROM t_dt, fetchall(): DATETIME(6), TIMESTAMP, DATE",
     "wide_2k": "SELECT * FROM t_wide, fetchall(): 100 columns (51 INT, 49 VARCHAR(32))",
     "executemany_20k": "executemany('INSERT INTO t_ins VALUES (%s,%s,%s,%s)', rows) + commit",
+    "point": "loop of cursor.execute('SELECT * FROM t_int WHERE id = %s', (k,)) + fetchall()",
+    "point_prepared": "as point, cursor(prepared=True): COM_STMT_EXECUTE of a cached "
+                      "statement, binary rows",
+    "int_200k_prepared": "as int_200k, cursor(prepared=True): binary protocol",
+    "int_200k_ss": "as int_200k, unbuffered SSCursor: for row in cursor (rows not kept)",
+    "int_200k_ss_prepared": "as int_200k_ss, cursor(SSCursor, prepared=True): server-side "
+                            "cursor, COM_STMT_FETCH of arraysize=%d rows" % SS_ARRAYSIZE,
+    "datetime_200k_prepared": "as datetime_200k, cursor(prepared=True): binary protocol",
 }
 
 SELECT_SQL = {
@@ -81,8 +116,12 @@ SELECT_SQL = {
     "datetime_200k": "SELECT * FROM t_dt",
     "wide_2k": "SELECT * FROM t_wide",
 }
+SELECT_SQL.update({v: SELECT_SQL[b] for v, b in VARIANT_OF.items() if b in SELECT_SQL})
 SCENARIO_TABLE = {"int_200k": "t_int", "mixed_100k": "t_mixed", "datetime_200k": "t_dt",
                   "wide_2k": "t_wide"}
+# The scenario whose table (and size) a scenario reads.
+TABLE_SCENARIO = dict({v: VARIANT_OF[v] for v in VARIANT_OF}, point="int_200k",
+                      point_prepared="int_200k")
 
 TRANSPORTS = ("plain", "tls", "compress", "tls+compress")
 TRANSPORT_TEXT = {"plain": "plain TCP", "tls": "TLS", "compress": "zlib compressed protocol",
@@ -384,8 +423,52 @@ def worker_main(driver, scenario, spec):
 
     n = spec["size"]
     pid = spec.get("server_pid")
+    bcur = bench_cursor(driver, conn, scenario) if scenario in SCENARIO_DEFS else cur
+    result["cursor_class"] = type(bcur).__module__ + "." + type(bcur).__name__
 
-    if scenario == "select1":
+    if scenario in ("point", "point_prepared"):
+        keys = [(i * 7919) % n + 1 for i in range(n)]
+
+        def body():
+            rows = []
+            for k in keys:
+                bcur.execute(POINT_SQL, (k,))
+                rows.extend(bcur.fetchall())
+            return rows
+
+        def check(rows):
+            h, count = digest_rows(rows)
+            return count, h.hexdigest()[:16], short(rows[0]), short(rows[-1])
+
+    elif scenario in UNBUFFERED:
+        sql = SELECT_SQL[scenario]
+
+        def body():
+            count = 0
+            bcur.execute(sql)
+            for _row in bcur:
+                count += 1
+            return count
+
+        def check(_count):
+            # a separate, untimed streaming pass computes the digest
+            bcur.execute(sql)
+            ends = []
+
+            def rows():
+                last = None
+                for row in bcur:
+                    if not ends:
+                        ends.append(row)
+                    last = row
+                    yield row
+                ends.append(last)
+
+            h, count = digest_rows(rows(), result.setdefault("chunk_digests", []))
+            return (count, h.hexdigest()[:16], short(ends[0] if count else None),
+                    short(ends[-1] if count else None))
+
+    elif scenario == "select1":
         def body():
             last = None
             for _ in range(n):
@@ -425,8 +508,8 @@ def worker_main(driver, scenario, spec):
         sql = SELECT_SQL[scenario]
 
         def body():
-            cur.execute(sql)
-            return cur.fetchall()
+            bcur.execute(sql)
+            return bcur.fetchall()
 
         def check(rows):
             h, count = digest_rows(rows, result.setdefault("chunk_digests", []))
@@ -436,11 +519,11 @@ def worker_main(driver, scenario, spec):
     def one_run():
         if scenario == "executemany_20k":
             prepare()
-        elif scenario in SELECT_SQL:
+        elif scenario in SELECT_SQL and scenario not in UNBUFFERED:
             # Buffered cursors keep the previous result until the next execute(); release
             # it here so that freeing the old rows is not counted in the timed section.
-            cur.execute("SELECT 1")
-            cur.fetchall()
+            bcur.execute("SELECT 1")
+            bcur.fetchall()
         gc.collect()
         s0 = server_cpu_seconds(pid)
         c0 = time.process_time()
@@ -464,6 +547,8 @@ def worker_main(driver, scenario, spec):
             c2, d2, _, _ = check(out)
         elif scenario == "select1":
             c2, d2 = count, digest
+        elif scenario in UNBUFFERED:
+            c2, d2 = out, digest  # full digest on the warm-up run only
         else:
             c2, d2 = len(out), digest  # full digest on the warm-up run only
         run["count"] = c2
@@ -472,9 +557,30 @@ def worker_main(driver, scenario, spec):
         del out
         result["runs"].append(run)
     result["rss_mb_peak"] = rss_mb()
+    if bcur is not cur:
+        bcur.close()
     cur.close()
     conn.close()
     return result
+
+
+SCENARIO_DEFS = set(VARIANT_OF) | {"point"}
+
+
+def bench_cursor(driver, conn, scenario):
+    """The cursor a scenario measures: prepared (mysqlc only) and/or unbuffered
+    (each driver's own SSCursor), arraysize SS_ARRAYSIZE for the unbuffered ones."""
+    if scenario in UNBUFFERED:
+        cursors = importlib.import_module(DRIVER_MODULE[driver] + ".cursors")
+        if scenario in PREPARED:
+            bcur = conn.cursor(cursors.SSCursor, prepared=True)
+        else:
+            bcur = conn.cursor(cursors.SSCursor)
+        bcur.arraysize = SS_ARRAYSIZE
+        return bcur
+    if scenario in PREPARED:
+        return conn.cursor(prepared=True)
+    return conn.cursor()
 
 
 def probe_main(driver):
@@ -768,9 +874,10 @@ def report(results, sizes, runs, drivers):
     out = []
     for key, scenario, transport in runs:
         n = sizes[scenario]
-        unit = "queries/s" if scenario == "select1" else "rows/s"
-        per = "µs/query" if scenario == "select1" else "µs/row"
-        what = "%s round trips" % fmt_int(n) if scenario == "select1" else "%s rows" % fmt_int(n)
+        per_query = scenario in ("select1", "point", "point_prepared")
+        unit = "queries/s" if per_query else "rows/s"
+        per = "µs/query" if per_query else "µs/row"
+        what = "%s round trips" % fmt_int(n) if per_query else "%s rows" % fmt_int(n)
         if transport != "plain":
             what += "; " + TRANSPORT_TEXT[transport]
         out.append("")
@@ -863,6 +970,55 @@ def report(results, sizes, runs, drivers):
                     out.append("   %-12s last=%s" % ("", res["last"]))
     if any(t != "plain" for _, _, t in runs):
         out.extend(transport_summary(results, runs))
+    if any(s in VARIANT_OF for _, s, _ in runs):
+        out.extend(protocol_summary(results, runs, drivers))
+    return out
+
+
+def protocol_summary(results, runs, drivers):
+    """Closing table: each prepared / unbuffered variant beside its text-protocol,
+    buffered base scenario (same query, same transport), per driver; 'same rows' compares
+    the variant's row digest with the base's."""
+    where = {(s, t): k for k, s, t in runs}
+    rows = []
+    for key, scenario, transport in runs:
+        base = VARIANT_OF.get(scenario)
+        if base is None:
+            continue
+        base_key = where.get((base, transport))
+        for d in drivers:
+            var = results[key].get(d, {})
+            ref = results.get(base_key, {}).get(d, {}) if base_key else {}
+            if var.get("skipped"):
+                rows.append([key, d, "-", "-", "-", "-", "-", "-", "n/a"])
+                continue
+            a = var.get("summary") if var.get("check") == "ok" else None
+            b = ref.get("summary") if ref.get("check") == "ok" else None
+            if not a and not b:
+                continue
+            same = "-"
+            if a and b:
+                same = "yes" if var["result"]["digest"] == ref["result"]["digest"] else "NO"
+
+            def ms(x, field):
+                return fmt_ms(x[field]) if x else "-"
+
+            rows.append([key, d, ms(b, "cpu_median_s"), ms(a, "cpu_median_s"),
+                         "%.2f×" % (a["cpu_median_s"] / b["cpu_median_s"]) if a and b else "-",
+                         ms(b, "wall_median_s"), ms(a, "wall_median_s"),
+                         "%.0f / %.0f" % (b["rss_mb_peak"] or 0, a["rss_mb_peak"] or 0)
+                         if a and b else "-", same])
+    out = ["", "== protocols: prepared / unbuffered variants beside the text-protocol "
+               "buffered scenario (medians) =="]
+    if rows:
+        print_table(["variant", "driver", "base CPU ms", "variant CPU ms", "CPU ratio",
+                     "base wall ms", "variant wall ms", "peak RSS MB base/var",
+                     "same rows"], rows, out)
+        out.append("base = the scenario without _prepared/_ss (text protocol, buffered "
+                   "cursor); ratio = variant / base; n/a = the driver has no such cursor")
+    else:
+        out.append("(run the base scenarios too for this table, e.g. --scenarios "
+                   "int_200k,int_200k_prepared)")
     return out
 
 
@@ -1052,7 +1208,8 @@ def run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios,
     for d in ("pymysql", "mysqlclient", "mysqlc"):
         if d in available:
             setup_info, err = run_child(["--setup", d], {
-                "connect": connect, "sizes": sizes, "scenarios": scenarios})
+                "connect": connect, "sizes": sizes,
+                "scenarios": list(dict.fromkeys(TABLE_SCENARIO.get(s, s) for s in scenarios))})
             if setup_info:
                 break
             print("setup with %s failed: %s" % (d, err), file=sys.stderr)
@@ -1105,6 +1262,9 @@ def run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios,
                 continue
             if (d, transport) in TRANSPORT_UNSUPPORTED:
                 results[key][d] = {"skipped": TRANSPORT_UNSUPPORTED[(d, transport)]}
+                continue
+            if (d, scenario) in SCENARIO_UNSUPPORTED:
+                results[key][d] = {"skipped": SCENARIO_UNSUPPORTED[(d, scenario)]}
                 continue
             t0 = time.perf_counter()
             spec = {"connect": connect, "size": sizes[scenario], "repeat": repeat,

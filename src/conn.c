@@ -1738,6 +1738,13 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
     mc_writer *w = &c->wbuf;
     unsigned char zeros[23];
     memset(zeros, 0, sizeof(zeros));
+    /* MariaDB extended capabilities go in the last 4 filler bytes, of the SSLRequest too
+       (the server takes them from the first packet it reads) */
+    c->ext_caps = srv_ext & (MARIADB_CLIENT_STMT_BULK_OPERATIONS | MARIADB_CLIENT_CACHE_METADATA);
+    zeros[19] = (unsigned char)c->ext_caps;
+    zeros[20] = (unsigned char)(c->ext_caps >> 8);
+    zeros[21] = (unsigned char)(c->ext_caps >> 16);
+    zeros[22] = (unsigned char)(c->ext_caps >> 24);
     if (use_tls) {
         flags |= CLIENT_SSL;
         w->len = 0;
@@ -1748,11 +1755,6 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
         if (start_tls(c, o) < 0) return -1;
     }
     c->client_flag = flags;
-    c->ext_caps = srv_ext & (MARIADB_CLIENT_STMT_BULK_OPERATIONS | MARIADB_CLIENT_CACHE_METADATA);
-    zeros[19] = (unsigned char)c->ext_caps;
-    zeros[20] = (unsigned char)(c->ext_caps >> 8);
-    zeros[21] = (unsigned char)(c->ext_caps >> 16);
-    zeros[22] = (unsigned char)(c->ext_caps >> 24);
 
     mc_writer authout;
     if (mc_writer_init(&authout, 64) < 0) return -1;

@@ -747,6 +747,24 @@ def test_server_cursor_class_over_tls(kw, certs):
         assert list(cur.fetchall()) == [{"n": 1}, {"n": 2}, {"n": 3}]
 
 
+@server_test
+def test_prepared_statements_over_tls(tls_conn):
+    """MariaDB's extended capabilities (bulk execute, metadata cache) must be agreed in
+    the SSLRequest already: the server reads them from the first packet.  Regression:
+    they were only in the handshake response, so every prepared result failed (2027)."""
+    assert tls_conn._conn.bulk_operations
+    cur = tls_conn.cursor(prepared=True)
+    for lo in (0, 1, 2):    # the 2nd and 3rd executes get no column definitions (cache)
+        cur.execute("SELECT seq, 'x' AS s FROM seq_1_to_5 WHERE seq > %s", (lo,))
+        assert cur.fetchall() == tuple((n, "x") for n in range(lo + 1, 6))
+        assert [d[0] for d in cur.description] == ["seq", "s"]
+    cur.execute("CREATE TEMPORARY TABLE tls_bulk (a INT, b VARCHAR(10))")
+    assert cur.executemany("INSERT INTO tls_bulk VALUES (%s, %s)",
+                           [(i, "v%d" % i) for i in range(1000)]) == 1000
+    cur.execute("SELECT COUNT(*), SUM(a) FROM tls_bulk WHERE b LIKE %s", ("v%",))
+    assert cur.fetchall() == ((1000, sum(range(1000))),)
+
+
 # =========================================================================== server without TLS
 
 @pytest.mark.allow_skip

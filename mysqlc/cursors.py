@@ -666,6 +666,10 @@ def _to_qmark(query):
     while i < n:
         ch = query[i]
         if quote is not None:
+            if ch == 0x25 and i + 1 < n and query[i + 1] == 0x25:
+                out += b"%"                        # '%%' is '%' inside quotes too, as
+                i += 2                             # with the text protocol's formatting
+                continue
             out.append(ch)
             if ch == 0x5C and i + 1 < n:          # backslash escape inside a string
                 out.append(query[i + 1])
@@ -809,6 +813,7 @@ class _PreparedMixin:
                         0, "wrong number of parameters: the statement has %d placeholders "
                         "but %d parameters were given" % (stmt.nparams, len(r)))
             if stmt.nparams:
+                max_payload = conn._get_max_allowed_packet() - 4096   # before taking the lock
                 lock = conn._lock
                 if not lock.acquire(False):
                     raise _busy()
@@ -816,8 +821,7 @@ class _PreparedMixin:
                     conn._discard_pending(self)
                     self._clear()
                     total = conn._conn.stmt_bulk_execute(
-                        stmt.id, rows, max_payload=conn._get_max_allowed_packet() - 4096,
-                        encoding=conn.encoding)
+                        stmt.id, rows, max_payload=max_payload, encoding=conn.encoding)
                 finally:
                     lock.release()
                 if total is not None:

@@ -73,9 +73,13 @@ PyObject *mc_decode_binary_value(mc_state *st, const mc_column_plan *col,
         float f;
         memcpy(&f, &bits, 4);
         *pp = p + 4;
-        /* the text protocol prints FLOAT with ~6 significant digits; match it */
-        char buf[32];
-        snprintf(buf, sizeof(buf), "%.6g", (double)f);
+        /* the text protocol prints FLOAT with its fixed decimals, else with ~6
+           significant digits; match it so both protocols give equal values */
+        char buf[64];
+        if (col->decimals < 31)
+            snprintf(buf, sizeof(buf), "%.*f", (int)col->decimals, (double)f);
+        else
+            snprintf(buf, sizeof(buf), "%.6g", (double)f);
         double d = PyOS_string_to_double(buf, NULL, NULL);
         if (d == -1.0 && PyErr_Occurred()) return NULL;
         return PyFloat_FromDouble(d);
@@ -86,6 +90,15 @@ PyObject *mc_decode_binary_value(mc_state *st, const mc_column_plan *col,
         double d;
         memcpy(&d, &bits, 8);
         *pp = p + 8;
+        if (col->decimals < 31 && isfinite(d) && fabs(d) < 1e300) {
+            /* fixed decimals (DOUBLE(M,D), PI(), arithmetic on them): the text protocol
+               rounds to them, and so do we */
+            char buf[400];
+            snprintf(buf, sizeof(buf), "%.*f", (int)col->decimals, d);
+            double r = PyOS_string_to_double(buf, NULL, NULL);
+            if (r == -1.0 && PyErr_Occurred()) return NULL;
+            return PyFloat_FromDouble(r);
+        }
         return PyFloat_FromDouble(d);
     }
     case MC_TYPE_DATE: case MC_TYPE_NEWDATE:

@@ -685,7 +685,14 @@ static int parse_ok(mc_conn *c, const unsigned char *p, size_t n) {
     if (left) {
         const unsigned char *s = r.p;
         size_t sl = left;
-        if (c->client_flag & CLIENT_SESSION_TRACK) {
+        /* MariaDB sends the info as a length-encoded string even without
+           CLIENT_SESSION_TRACK; MySQL sends string<EOF> then.  Take the length when
+           it covers the rest exactly. */
+        mc_reader probe = r;
+        const unsigned char *ls;
+        size_t ln;
+        if ((c->client_flag & CLIENT_SESSION_TRACK) ||
+            (mc_reader_lenenc_str(&probe, &ls, &ln) == 0 && mc_reader_left(&probe) == 0)) {
             if (mc_reader_lenenc_str(&r, &s, &sl) < 0) { s = NULL; sl = 0; }
         }
         if (sl) {
@@ -955,6 +962,7 @@ static Py_ssize_t read_query_response(mc_conn *c) {
         (void)catalog_n; (void)schema_n; (void)org_table_n; (void)org_name_n;
         if (mc_plan_column(c->st, &c->plan[i], type, flags, charset, c->converters) < 0)
             goto error;
+        c->plan[i].decimals = decimals;
         if (c->plan[i].converter) c->has_converters = 1;
         PyObject *pyname = decode_name(name, name_n);
         if (!pyname) goto error;

@@ -254,6 +254,7 @@ typedef struct {
     uint8_t type;
     uint16_t flags;
     uint16_t charset;
+    uint8_t decimals;       /* column definition's decimals (31: not fixed) */
     const char *codec;      /* for MC_DEC_STR_CODEC (borrowed from codec_obj) */
     PyObject *codec_obj;    /* owned str or NULL */
     PyObject *converter;    /* owned callable or NULL */

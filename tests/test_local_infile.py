@@ -117,10 +117,6 @@ def test_file_inside_the_allowed_dir_loads(lconn, dirs):
     _usable(lconn)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: Connection.info() keeps the length byte of "
-                   "the OK packet's info string ('/Records: 3 ...'): MariaDB sends it as a "
-                   "length-encoded string also without CLIENT_SESSION_TRACK (src/conn.c "
-                   "parse_ok)")
 def test_info_after_load(lconn, dirs):
     cur = _table(lconn)
     cur.execute(_sql(dirs["allowed"] / "data.csv"))

@@ -194,9 +194,6 @@ def test_qmark_placeholders(conn):
     assert pcur.fetchall() == (("%s", "?", "p"),)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: with prepared=True a '%%' inside a quoted "
-                   "string stays '%%' (cursors._to_qmark copies quoted text raw), while the "
-                   "text protocol (and mysqlclient) give '%' for the same query and args")
 def test_escaped_percent_inside_quotes_as_in_the_text_protocol(conn):
     sql = "SELECT '100%%', CONCAT(%s, '%%')"
     text, binary, _, _ = _both(conn, sql, ("x",))
@@ -549,11 +546,6 @@ def test_executemany_prepared_large_values(conn):
     assert cur.fetchall() == tuple((i, len(v), hashlib.md5(v).hexdigest()) for i, v in big)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: prepared executemany calls "
-                   "conn._get_max_allowed_packet() while holding conn._lock, so its "
-                   "'SELECT @@max_allowed_packet' fails as busy and the 16 MiB default is "
-                   "cached; a bulk batch above the server's real max_allowed_packet gets "
-                   "1153 and the connection is lost")
 def test_executemany_prepared_respects_a_small_max_allowed_packet(conn_kwargs,
                                                                   root_conn_kwargs):
     root = mysqlc.connect(**root_conn_kwargs)
@@ -640,10 +632,6 @@ def test_decimal_datetime_time_bigint_float_equal_between_protocols(conn):
 # FLOAT(M,D) / DOUBLE(M,D) columns and expressions with a fixed number of decimals: the
 # server prints them in the text protocol with exactly D decimals ("%.{D}f"), while the
 # binary decoder ignores the column's decimals (FLOAT: "%.6g", DOUBLE: the raw double).
-@pytest.mark.xfail(strict=True, reason="bug: binary FLOAT/DOUBLE with decimals < 31 "
-                   "(FLOAT(M,D) columns, PI(), DOUBLE(M,D) arithmetic) decode to other "
-                   "values than the text protocol (src/binary.c ignores the column's "
-                   "decimals)")
 @pytest.mark.parametrize("sql, text_value", [
     ("SELECT f FROM fd", 123456.703),      # FLOAT(10,3) holding 123456.703125
     ("SELECT f7 FROM fd", 123.4567),       # FLOAT(7,4)

@@ -374,6 +374,7 @@ class Connection:
         self.prepared_cache_size = int(prepared_cache_size)
         self.long_data_threshold = int(long_data_threshold)
         self._stmt_cache = collections.OrderedDict()   # sql bytes -> _Statement
+        self._qmark_cache = {}   # query as given -> (sql with ?, names) for prepared cursors
         # held for a whole execute (query + fetch): a second thread gets
         # ProgrammingError instead of the first thread's rows
         self._lock = threading.Lock()
@@ -685,6 +686,7 @@ class Connection:
             sql += " COLLATE %s" % collation
         self._internal_query(sql.encode("ascii"))
         self.charset, self.encoding, self.collation = name, codec, collation or None
+        self._qmark_cache.clear()   # cached encodings of str queries
 
     def set_charset(self, charset):
         """PyMySQL's name of :meth:`set_character_set` (`charset` alone)."""

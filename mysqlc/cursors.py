@@ -742,11 +742,20 @@ class _PreparedMixin:
             Wrong number of parameters (naming both counts), unsupported type.
         """
         conn = self._get_conn()
-        if isinstance(query, str):
-            query = query.encode(conn.encoding)
-        elif not isinstance(query, (bytes, bytearray, memoryview)):
-            raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
-        sql, names = _to_qmark(bytes(query))
+        qcache = conn._qmark_cache
+        key = query
+        hit = qcache.get(key) if isinstance(key, (str, bytes)) else None
+        if hit is None:
+            if isinstance(query, str):
+                query = query.encode(conn.encoding)
+            elif not isinstance(query, (bytes, bytearray, memoryview)):
+                raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
+            hit = _to_qmark(bytes(query))
+            if isinstance(key, (str, bytes)):
+                if len(qcache) >= 1024:
+                    qcache.clear()
+                qcache[key] = hit
+        sql, names = hit
         if args is None:
             params = ()
         elif names is not None:

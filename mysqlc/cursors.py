@@ -655,10 +655,24 @@ class _Statement:
         self.types = None
 
 
-def _to_qmark(query):
-    """``%s`` placeholders (and ``%(name)s``) to ``?`` outside quoted strings and
-    comments; returns (sql bytes, names or None).  ``%%`` becomes ``%``; a query
-    that already uses ``?`` is left as it is."""
+_RE_QMARK_OUTSIDE_QUOTES = re.compile(rb"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`|(\?)""",
+                                      re.DOTALL)
+
+
+def _uses_qmark(query):
+    """True when `query` has a ``?`` placeholder outside quoted strings."""
+    return any(m.group(1) for m in _RE_QMARK_OUTSIDE_QUOTES.finditer(query))
+
+
+def _to_qmark(query, has_args=True):
+    """The SQL to prepare: ``%s`` placeholders (and ``%(name)s``) become ``?`` and
+    ``%%`` becomes ``%`` (also inside quotes, as with the text protocol's
+    formatting) -- but only when parameters are given, the query has ``%s`` /
+    ``%(name)s`` placeholders and does not use ``?`` placeholders itself; otherwise
+    the query is sent as it is.  Returns (sql bytes, names or None)."""
+    if not has_args or _uses_qmark(query):
+        return query, None
+    placeholders = 0
     out = bytearray()
     names = []
     i, n = 0, len(query)
@@ -688,6 +702,7 @@ def _to_qmark(query):
             nxt = query[i + 1]
             if nxt == 0x73:                        # %s
                 out += b"?"
+                placeholders += 1
                 i += 2
                 continue
             if nxt == 0x25:                        # %%
@@ -699,10 +714,15 @@ def _to_qmark(query):
                 if end > 0:
                     names.append(query[i + 2:end].decode("utf-8"))
                     out += b"?"
+                    placeholders += 1
                     i = end + 2
                     continue
         out.append(ch)
         i += 1
+    if not placeholders:
+        # no %-placeholder: not format-style SQL (e.g. qmark SQL without parameters, as
+        # SQLAlchemy sends it with an empty tuple); send it as it is
+        return query, None
     return bytes(out), (names or None)
 
 
@@ -743,15 +763,15 @@ class _PreparedMixin:
         """
         conn = self._get_conn()
         qcache = conn._qmark_cache
-        key = query
-        hit = qcache.get(key) if isinstance(key, (str, bytes)) else None
+        key = (query, args is None)
+        hit = qcache.get(key) if isinstance(query, (str, bytes)) else None
         if hit is None:
             if isinstance(query, str):
                 query = query.encode(conn.encoding)
             elif not isinstance(query, (bytes, bytearray, memoryview)):
                 raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
-            hit = _to_qmark(bytes(query))
-            if isinstance(key, (str, bytes)):
+            hit = _to_qmark(bytes(query), args is not None)
+            if isinstance(key[0], (str, bytes)):
                 if len(qcache) >= 1024:
                     qcache.clear()
                 qcache[key] = hit
@@ -812,7 +832,7 @@ class _PreparedMixin:
         conn = self._get_conn()
         if isinstance(query, str):
             query = query.encode(conn.encoding)
-        sql, names = _to_qmark(bytes(query))
+        sql, names = _to_qmark(bytes(query), True)
         if names is None and not self._server_cursor and all(
                 isinstance(r, (tuple, list)) for r in rows):
             stmt = self._statement(conn, sql)

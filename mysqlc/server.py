@@ -380,6 +380,8 @@ class PrivateServer(_ServerBase):
             self._sockdir = tempfile.mkdtemp(prefix="mysqlc-", dir="/tmp")
             self.unix_socket = os.path.join(self._sockdir, "mysqld.sock")
         self.error_log = os.path.join(base, "error.log")
+        self._tmpdir = os.path.join(base, "tmp")
+        os.makedirs(self._tmpdir, exist_ok=True)
         self._pid_file = os.path.join(base, "mysqld.pid")
         self._out_path = os.path.join(base, "mysqld.out")
         init_file = os.path.join(base, "init.sql")
@@ -510,6 +512,9 @@ class PrivateServer(_ServerBase):
             self.binary, "--no-defaults",
             "--datadir=" + self.datadir,
             "--socket=" + self.unix_socket,
+            # its own temp dir: a starting server deletes '#sql*' files it finds in its
+            # tmpdir, which would break the temp tables of other servers sharing /tmp
+            "--tmpdir=" + self._tmpdir,
             "--port=%d" % self.port,
             "--bind-address=127.0.0.1",
             "--pid-file=" + self._pid_file,

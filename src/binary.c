@@ -27,15 +27,6 @@ static inline uint64_t le(const unsigned char *p, int n) {
     return v;
 }
 
-static int days_in_month(int y, int m) {
-    static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
-    return dm[m - 1];
-}
-
-static int valid_date(int y, int m, int d) {
-    return y >= 1 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 && d <= days_in_month(y, m);
-}
 
 /* Decode one non-NULL binary value at *pp (bounded by e); advances *pp.  Returns a new
    reference, or NULL with an exception; *short_packet is set when the value runs past e
@@ -119,7 +110,7 @@ PyObject *mc_decode_binary_value(mc_state *st, const mc_column_plan *col,
         if (len >= 7) { h = q[4]; mi = q[5]; s = q[6]; }
         if (len == 11) us = (uint32_t)le(q + 7, 4);
         if (ensure_datetime() < 0) return NULL;
-        if (!valid_date(y, mo, d) || h > 23 || mi > 59 || s > 59 || us > 999999)
+        if (!mc_valid_date(y, mo, d) || h > 23 || mi > 59 || s > 59 || us > 999999)
             Py_RETURN_NONE;   /* zero or invalid date: None, as mysqlclient */
         if (col->type == MC_TYPE_DATE || col->type == MC_TYPE_NEWDATE)
             return PyDate_FromDate(y, mo, d);

@@ -1019,6 +1019,18 @@ error:
 }
 
 /* Decode one text row packet into a tuple (keys == NULL) or a dict. */
+/* Put value v (a reference that is stolen) as column i of a tuple row, or under keys[i] of
+   a dict row.  0 or -1. */
+static inline int row_put(PyObject *row, PyObject *keys, Py_ssize_t i, PyObject *v) {
+    if (!keys) {
+        PyTuple_SET_ITEM(row, i, v);
+        return 0;
+    }
+    int rc = PyDict_SetItem(row, PyTuple_GET_ITEM(keys, i), v);
+    Py_DECREF(v);
+    return rc;
+}
+
 /* A value failed to decode.  A built-in decoder's ValueError (bad digits, bad UTF-8, ...)
    becomes OperationalError(2027) naming the column, with the original as __cause__, and the
    connection is closed (wire data that does not parse is not trusted further); a user
@@ -1107,13 +1119,7 @@ static PyObject *decode_binary_row(mc_conn *c, const unsigned char *p, size_t n,
                 return value_error(c, i);
             }
         }
-        if (keys) {
-            int rc = PyDict_SetItem(row, PyTuple_GET_ITEM(keys, i), v);
-            Py_DECREF(v);
-            if (rc < 0) { Py_DECREF(row); return NULL; }
-        } else {
-            PyTuple_SET_ITEM(row, i, v);
-        }
+        if (row_put(row, keys, i, v) < 0) { Py_DECREF(row); return NULL; }
     }
     if (p != e) {
         Py_DECREF(row);
@@ -1189,13 +1195,7 @@ static PyObject *decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObje
                 return value_error(c, i);
             }
         }
-        if (keys) {
-            int rc = PyDict_SetItem(row, PyTuple_GET_ITEM(keys, i), v);
-            Py_DECREF(v);
-            if (rc < 0) { Py_DECREF(row); return NULL; }
-        } else {
-            PyTuple_SET_ITEM(row, i, v);
-        }
+        if (row_put(row, keys, i, v) < 0) { Py_DECREF(row); return NULL; }
     }
     if (p != e) {
         Py_DECREF(row);

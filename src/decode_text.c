@@ -224,15 +224,6 @@ static inline int digits(const unsigned char *p, int count, int *out) {
     return 0;
 }
 
-static int days_in_month(int y, int m) {
-    static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
-    return dm[m - 1];
-}
-
-static int valid_date(int y, int m, int d) {
-    return y >= 1 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 && d <= days_in_month(y, m);
-}
 
 /* ".ffffff" (1-6 digits) -> microseconds; returns -1 on bad shape */
 static int parse_frac(const unsigned char *p, size_t n, int *us) {
@@ -253,7 +244,7 @@ static int parse_frac(const unsigned char *p, size_t n, int *us) {
 static PyObject *decode_date(const unsigned char *s, size_t n) {
     int y, m, d;
     if (n != 10 || s[4] != '-' || s[7] != '-' || digits(s, 4, &y) < 0 ||
-        digits(s + 5, 2, &m) < 0 || digits(s + 8, 2, &d) < 0 || !valid_date(y, m, d))
+        digits(s + 5, 2, &m) < 0 || digits(s + 8, 2, &d) < 0 || !mc_valid_date(y, m, d))
         Py_RETURN_NONE;   /* zero or invalid date: None, as mysqlclient */
     return PyDate_FromDate(y, m, d);
 }
@@ -274,7 +265,7 @@ static PyObject *decode_datetime(const unsigned char *s, size_t n) {
 date_only:
     if (digits(s, 4, &y) < 0 || digits(s + 5, 2, &mo) < 0 || digits(s + 8, 2, &d) < 0)
         Py_RETURN_NONE;
-    if (!valid_date(y, mo, d) || h > 23 || mi > 59 || sec > 59)
+    if (!mc_valid_date(y, mo, d) || h > 23 || mi > 59 || sec > 59)
         Py_RETURN_NONE;
     return PyDateTime_FromDateAndTime(y, mo, d, h, mi, sec, us);
 }

@@ -270,6 +270,16 @@ int mc_plan_column(mc_state *st, mc_column_plan *col, uint8_t type, uint16_t fla
 void mc_plan_clear(mc_column_plan *col);
 int mc_decode_init(void);   /* imports the datetime C API for this unit */
 
+/* Calendar checks shared by the text and binary temporal decoders. */
+static inline int mc_days_in_month(int y, int m) {
+    static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
+    return dm[m - 1];
+}
+static inline int mc_valid_date(int y, int m, int d) {
+    return y >= 1 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 && d <= mc_days_in_month(y, m);
+}
+
 /* ---- binary.c ---- */
 PyObject *mc_decode_binary_value(mc_state *st, const mc_column_plan *col,
                                  const unsigned char **pp, const unsigned char *e,

@@ -266,6 +266,26 @@ static ssize_t transport_recv(mc_conn *c, unsigned char *dst, size_t room) {
     }
 }
 
+/* A receive buffer whose unread bytes are [*pos, *end): move them to the front and grow
+   the buffer so that `need` bytes fit from there.  0, or -1 with MemoryError. */
+static int buf_make_room(unsigned char **buf, size_t *cap, size_t *pos, size_t *end, size_t need) {
+    if (*pos > 0) {
+        size_t left = *end - *pos;
+        if (left) memmove(*buf, *buf + *pos, left);
+        *pos = 0;
+        *end = left;
+    }
+    if (need > *cap) {
+        size_t ncap = *cap ? *cap : RBUF_INITIAL;
+        while (ncap < need) ncap *= 2;
+        unsigned char *nb = PyMem_Realloc(*buf, ncap);
+        if (!nb) { PyErr_NoMemory(); return -1; }
+        *buf = nb;
+        *cap = ncap;
+    }
+    return 0;
+}
+
 /* Inflate one compressed-protocol frame (7-byte header: compressed length, sequence id,
    uncompressed length; 0 means stored) onto the end of rbuf.  0 or -1. */
 static int recv_frame(mc_conn *c) {
@@ -273,20 +293,7 @@ static int recv_frame(mc_conn *c) {
     size_t need = 7;
     for (int pass = 0; pass < 2; pass++) {
         while (c->zend - c->zpos < need) {
-            if (c->zpos > 0) {
-                size_t left = c->zend - c->zpos;
-                if (left) memmove(c->zbuf, c->zbuf + c->zpos, left);
-                c->zpos = 0;
-                c->zend = left;
-            }
-            if (need > c->zcap) {
-                size_t cap = c->zcap ? c->zcap : RBUF_INITIAL;
-                while (cap < need) cap *= 2;
-                unsigned char *nb = PyMem_Realloc(c->zbuf, cap);
-                if (!nb) { PyErr_NoMemory(); return -1; }
-                c->zbuf = nb;
-                c->zcap = cap;
-            }
+            if (buf_make_room(&c->zbuf, &c->zcap, &c->zpos, &c->zend, need) < 0) return -1;
             ssize_t n = transport_recv(c, c->zbuf + c->zend, c->zcap - c->zend);
             if (n < 0) return -1;
             c->zend += (size_t)n;
@@ -356,21 +363,7 @@ static int conn_fill(mc_conn *c, size_t need) {
         mc_raise(c->st->InterfaceError, 0, "connection is closed");
         return -1;
     }
-    /* compact: move the unread tail to the front */
-    if (c->rpos > 0) {
-        size_t left = c->rend - c->rpos;
-        if (left) memmove(c->rbuf, c->rbuf + c->rpos, left);
-        c->rpos = 0;
-        c->rend = left;
-    }
-    if (need > c->rcap) {
-        size_t cap = c->rcap ? c->rcap : RBUF_INITIAL;
-        while (cap < need) cap *= 2;
-        unsigned char *nb = PyMem_Realloc(c->rbuf, cap);
-        if (!nb) { PyErr_NoMemory(); return -1; }
-        c->rbuf = nb;
-        c->rcap = cap;
-    }
+    if (buf_make_room(&c->rbuf, &c->rcap, &c->rpos, &c->rend, need) < 0) return -1;
     while (c->rend - c->rpos < need)
         if (conn_recv_some(c) < 0) return -1;
     return 0;

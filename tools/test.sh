@@ -14,7 +14,12 @@ if ! bash tools/bootstrap.sh; then
     exit 1
 fi
 
-.venv/bin/python -m pytest tests "$@"
+if [ -n "${MYSQLC_TEST_TIMEOUT:-}" ]; then
+    # a hung test fails the run instead of stalling it (set by .ci/run)
+    timeout --kill-after=60 "$MYSQLC_TEST_TIMEOUT" .venv/bin/python -m pytest tests "$@"
+else
+    .venv/bin/python -m pytest tests "$@"
+fi
 status=$?
 if [ "$status" -eq 5 ]; then
     echo "test.sh: pytest collected no tests - that is a failure" >&2

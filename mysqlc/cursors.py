@@ -489,6 +489,13 @@ class BaseCursor:
             self.connection = None
             self._rows = None
 
+    def load_table(self, table, data, columns=None, **options):
+        """Bulk-load `data` into `table`; see :func:`mysqlc.bulk.load_table` for the
+        accepted data (Arrow, pandas/polars DataFrames, iterables of tuples), the
+        options and the errors.  Returns the number of rows loaded."""
+        from .bulk import load_table
+        return load_table(self, table, data, columns, **options)
+
     def setinputsizes(self, *args):
         """Does nothing (PEP 249)."""
 

@@ -312,6 +312,8 @@ class Connection:
                  enable_cleartext_plugin=False, program_name=None, conn_attrs=None,
                  named_pipe=False, read_default_file=None, read_default_group=None,
                  auth_plugin=None):
+        # the arguments, for opening more connections like this one (read_sql partitions)
+        self._init_args = {k: v for k, v in locals().items() if k != "self"}
         core_mod = _require_core()
         if password is None:
             password = passwd

@@ -489,6 +489,74 @@ class BaseCursor:
             self.connection = None
             self._rows = None
 
+    # ------------------------------------------------------------ columnar output
+
+    def fetch_arrow_table(self, batch_size=None, *, decimal="decimal", progress=None):
+        """The remaining rows of the result set as a ``pyarrow.Table``.
+
+        On an unbuffered cursor (``SSCursor`` family) the C core decodes the rows from
+        the socket straight into Arrow buffers with the GIL released; a buffered
+        cursor converts the rows it already holds.  Types, NULLs and zero dates as
+        documented in :mod:`mysqlc.columnar`.
+
+        Parameters
+        ----------
+        batch_size : int, optional
+            Rows per record batch of the table (default 65536).
+        decimal : {"decimal", "float", "str"}
+            DECIMAL as decimal128/256 (default), float64 or utf8.
+        progress : callable or tqdm-like, optional
+            Called with the rows read so far after each batch, or
+            ``progress.update(n)`` when it has an ``update`` method.
+
+        Raises
+        ------
+        ImportError
+            pyarrow is not installed.
+        ProgrammingError
+            No statement with a result set was executed.
+        """
+        from .columnar import arrow_table
+        self._check_executed()
+        return arrow_table(self, batch_size, decimal, progress)
+
+    def fetch_record_batches(self, batch_size=None, *, decimal="decimal", progress=None):
+        """The remaining rows as a ``pyarrow.RecordBatchReader`` of batches of at most
+        `batch_size` rows (default 65536), read from the socket as the reader is
+        consumed (on unbuffered cursors).  Options as :meth:`fetch_arrow_table`."""
+        from .columnar import record_batches
+        self._check_executed()
+        return record_batches(self, batch_size, decimal, progress)
+
+    def fetch_arrow_stream(self, batch_size=None, *, decimal="decimal", progress=None):
+        """The remaining rows as a :class:`mysqlc.columnar.ArrowStream`: an object
+        with ``__arrow_c_stream__`` (the Arrow PyCapsule Interface) that pyarrow,
+        polars, DuckDB or nanoarrow consume; needs none of them itself."""
+        from .columnar import ArrowStream
+        self._check_executed()
+        return ArrowStream(self, batch_size, decimal=decimal, progress=progress)
+
+    def fetchnumpy(self, *, decimal="decimal", progress=None):
+        """The remaining rows as ``{column name: numpy array}``; a column with NULLs is
+        a ``numpy.ma.MaskedArray`` masked where NULL (see
+        :func:`mysqlc.columnar.table_to_numpy`).  Needs numpy and pyarrow."""
+        from .columnar import convert_table
+        return convert_table(self.fetch_arrow_table(decimal=decimal, progress=progress),
+                             "numpy")
+
+    def fetch_df(self, *, decimal="decimal", progress=None):
+        """The remaining rows as a ``pandas.DataFrame`` (through Arrow:
+        ``Table.to_pandas()``).  Needs pandas and pyarrow."""
+        from .columnar import convert_table
+        return convert_table(self.fetch_arrow_table(decimal=decimal, progress=progress),
+                             "pandas")
+
+    def fetch_polars(self, *, decimal="decimal", progress=None):
+        """The remaining rows as a ``polars.DataFrame``.  Needs polars and pyarrow."""
+        from .columnar import convert_table
+        return convert_table(self.fetch_arrow_table(decimal=decimal, progress=progress),
+                             "polars")
+
     def load_table(self, table, data, columns=None, **options):
         """Bulk-load `data` into `table`; see :func:`mysqlc.bulk.load_table` for the
         accepted data (Arrow, pandas/polars DataFrames, iterables of tuples), the

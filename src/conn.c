@@ -10,7 +10,7 @@
  * Wire data is parsed with the bounds-checked reader; a malformed packet raises
  * OperationalError(2027) and closes the connection.
  */
-#include "mysqlc.h"
+#include "conn_internal.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -34,75 +34,6 @@
 #define COM_STMT_BULK_EXECUTE 0xFA
 #define MC_MAX_JOINED ((size_t)1 << 30)   /* max_allowed_packet cannot exceed 1 GiB */
 
-/* ST_CURSOR: a server-side cursor (COM_STMT_EXECUTE with CURSOR_TYPE_READ_ONLY) is open
-   and its rows are fetched with COM_STMT_FETCH. */
-enum { ST_IDLE = 0, ST_ROWS = 1, ST_MORE = 2, ST_CURSOR = 3 };
-
-typedef struct {
-    PyObject_HEAD
-    PyObject *module;
-    mc_state *st;
-    int fd;
-    int in_use;
-    int is_unix;
-    /* receive buffer: bytes [rpos, rend) are unread */
-    unsigned char *rbuf;
-    size_t rcap, rpos, rend;
-    mc_writer join;       /* multi-packet payloads are joined here */
-    mc_writer wbuf;       /* commands are serialised here */
-    uint8_t seq;
-    double read_timeout, write_timeout;   /* seconds; < 0: none */
-    /* handshake */
-    PyObject *server_version;
-    PyObject *auth_plugin_name;
-    uint32_t server_caps;
-    uint32_t client_flag;
-    uint32_t thread_id;
-    uint16_t server_status;
-    uint8_t server_collation;
-    uint8_t protocol_version;
-    /* last OK */
-    uint64_t affected_rows;
-    uint64_t insert_id;
-    uint16_t warning_count;
-    PyObject *info;
-    /* current result */
-    int state;
-    Py_ssize_t field_count;
-    mc_column_plan *plan;
-    Py_ssize_t plan_len;
-    PyObject *description;
-    PyObject *description_flags;
-    PyObject *column_names;
-    PyObject *column_tables;
-    PyObject *converters;
-    int has_converters;    /* some column of the current result uses a user converter */
-    int binary;            /* the current command's rows use the binary protocol */
-    int cursor_wanted;     /* COM_STMT_EXECUTE asked for a read-only cursor */
-    uint32_t cursor_stmt;  /* statement whose cursor is open (ST_CURSOR) */
-    PyObject *infile_handler;   /* callable(filename: bytes) -> iterable of bytes, or NULL */
-    int replaying;         /* parsing bytes given to _replay(), no socket */
-    int capturing;         /* record every received byte into `capture` */
-    mc_writer capture;
-    uint64_t rows_read;
-    /* TLS */
-    SSL_CTX *ssl_ctx;
-    SSL *ssl;
-    /* compressed protocol (CLIENT_COMPRESS): raw frames are read into zbuf */
-    int compress;
-    uint8_t cseq;
-    unsigned char *zbuf;
-    size_t zcap, zpos, zend;
-    mc_writer zsend;       /* plain packets assembled before compression */
-    mc_writer zout;        /* compressed frames */
-    /* authentication options */
-    PyObject *auth_plugins;        /* dict name -> callable(password, data) -> bytes */
-    PyObject *server_public_key;   /* bytes (PEM) or NULL */
-    int allow_pubkey_request;
-    int allow_cleartext;
-    uint32_t ext_caps;     /* MariaDB extended capabilities agreed in the handshake */
-    PyObject *meta_cache;  /* statement id -> tuple of column definition packets (bytes) */
-} mc_conn;
 
 /* ================================================================ errors */
 
@@ -956,6 +887,7 @@ static Py_ssize_t read_query_response(mc_conn *c) {
         if (mc_plan_column(c->st, &c->plan[i], type, flags, charset, c->converters) < 0)
             goto error;
         c->plan[i].decimals = decimals;
+        c->plan[i].length = length;
         if (c->plan[i].converter) c->has_converters = 1;
         PyObject *pyname = decode_name(name, name_n);
         if (!pyname) goto error;
@@ -1249,6 +1181,23 @@ static int enter(mc_conn *c) {
 }
 
 static inline void leave(mc_conn *c) { c->in_use = 0; }
+
+/* ---------------------------------------------------------------- for columnar.c */
+
+int mc_conn_enter(mc_conn *c) { return enter(c); }
+void mc_conn_leave(mc_conn *c) { leave(c); }
+int mc_conn_next_row(mc_conn *c, const unsigned char **p, size_t *n) {
+    return next_row_packet(c, p, n);
+}
+PyObject *mc_conn_malformed(mc_conn *c, const char *what) { return malformed(c, what); }
+int mc_conn_cursor_fetch(mc_conn *c, uint32_t n) {
+    unsigned char arg[8];
+    for (int q = 0; q < 4; q++) arg[q] = (unsigned char)(c->cursor_stmt >> (8 * q));
+    for (int q = 0; q < 4; q++) arg[4 + q] = (unsigned char)(n >> (8 * q));
+    if (conn_command(c, COM_STMT_FETCH, arg, 8) < 0) return -1;
+    c->state = ST_ROWS;
+    return 0;
+}
 
 /* ================================================================ type */
 
@@ -2482,11 +2431,7 @@ static PyObject *Conn_stmt_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
     if (c->state != ST_CURSOR) return PyList_New(0);
     if (enter(c) < 0) return NULL;
     PyObject *ret = NULL;
-    unsigned char arg[8];
-    for (int q = 0; q < 4; q++) arg[q] = (unsigned char)(c->cursor_stmt >> (8 * q));
-    for (int q = 0; q < 4; q++) arg[4 + q] = (unsigned char)((uint64_t)limit >> (8 * q));
-    if (conn_command(c, COM_STMT_FETCH, arg, 8) < 0) goto done;
-    c->state = ST_ROWS;
+    if (mc_conn_cursor_fetch(c, (uint32_t)limit) < 0) goto done;
     ret = fetch_rows(c, -1, keys);   /* this batch, through its terminator */
 done:
     leave(c);
@@ -2773,6 +2718,11 @@ static PyMethodDef Conn_methods[] = {
     {"_start_capture", (PyCFunction)Conn_start_capture, METH_NOARGS, NULL},
     {"_stop_capture", (PyCFunction)Conn_stop_capture, METH_NOARGS, NULL},
     {"_replay", (PyCFunction)Conn_replay, METH_VARARGS, NULL},
+    {"fetch_arrow", (PyCFunction)(void (*)(void))mc_conn_fetch_arrow, METH_VARARGS | METH_KEYWORDS,
+     "fetch_arrow(n=-1, decimal='decimal') -> (schema capsule, array capsule, rows):"
+     " up to n rows of the pending result as one Arrow record batch (struct array)"},
+    {"arrow_schema", (PyCFunction)(void (*)(void))mc_conn_arrow_schema, METH_VARARGS | METH_KEYWORDS,
+     "arrow_schema(decimal='decimal') -> schema capsule of the current result"},
     {NULL},
 };
 
@@ -2803,5 +2753,5 @@ int mc_conn_add_type(PyObject *module) {
         Py_DECREF(st->ConnectionType);
         return -1;
     }
-    return 0;
+    return PyModule_AddFunctions(module, mc_columnar_functions);   /* columnar.c */
 }

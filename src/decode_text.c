@@ -213,76 +213,26 @@ static PyObject *decode_decimal(mc_state *st, const unsigned char *s, size_t n) 
 
 /* ---------------------------------------------------------------- temporal */
 
-static inline int digits(const unsigned char *p, int count, int *out) {
-    int v = 0;
-    for (int i = 0; i < count; i++) {
-        unsigned d = (unsigned)(p[i] - '0');
-        if (d > 9) return -1;
-        v = v * 10 + (int)d;
-    }
-    *out = v;
-    return 0;
-}
-
-
-/* ".ffffff" (1-6 digits) -> microseconds; returns -1 on bad shape */
-static int parse_frac(const unsigned char *p, size_t n, int *us) {
-    if (n == 0) { *us = 0; return 0; }
-    if (p[0] != '.' || n < 2 || n > 7) return -1;
-    int v = 0;
-    size_t i;
-    for (i = 1; i < n; i++) {
-        unsigned d = (unsigned)(p[i] - '0');
-        if (d > 9) return -1;
-        v = v * 10 + (int)d;
-    }
-    for (; i < 7; i++) v *= 10;
-    *us = v;
-    return 0;
-}
-
 static PyObject *decode_date(const unsigned char *s, size_t n) {
-    int y, m, d;
-    if (n != 10 || s[4] != '-' || s[7] != '-' || digits(s, 4, &y) < 0 ||
-        digits(s + 5, 2, &m) < 0 || digits(s + 8, 2, &d) < 0 || !mc_valid_date(y, m, d))
+    mc_datetime t;
+    if (mc_parse_text_date(s, n, &t) < 0)
         Py_RETURN_NONE;   /* zero or invalid date: None, as mysqlclient */
-    return PyDate_FromDate(y, m, d);
+    return PyDate_FromDate(t.year, t.month, t.day);
 }
 
 static PyObject *decode_datetime(const unsigned char *s, size_t n) {
-    int y, mo, d, h = 0, mi = 0, sec = 0, us = 0;
-    if (n == 10) {   /* a DATETIME never comes this short, but be liberal */
-        if (s[4] != '-' || s[7] != '-')
-            Py_RETURN_NONE;
-        goto date_only;
-    }
-    if (n < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
-        s[13] != ':' || s[16] != ':')
+    mc_datetime t;
+    if (mc_parse_text_datetime(s, n, &t) < 0)
         Py_RETURN_NONE;
-    if (digits(s + 11, 2, &h) < 0 || digits(s + 14, 2, &mi) < 0 || digits(s + 17, 2, &sec) < 0 ||
-        parse_frac(s + 19, n - 19, &us) < 0)
-        Py_RETURN_NONE;
-date_only:
-    if (digits(s, 4, &y) < 0 || digits(s + 5, 2, &mo) < 0 || digits(s + 8, 2, &d) < 0)
-        Py_RETURN_NONE;
-    if (!mc_valid_date(y, mo, d) || h > 23 || mi > 59 || sec > 59)
-        Py_RETURN_NONE;
-    return PyDateTime_FromDateAndTime(y, mo, d, h, mi, sec, us);
+    return PyDateTime_FromDateAndTime(t.year, t.month, t.day, t.hour, t.minute, t.second,
+                                      t.usecond);
 }
 
 static PyObject *decode_time(const unsigned char *s, size_t n) {
-    const unsigned char *p = s, *e = s + n;
-    int neg = 0;
-    if (p < e && *p == '-') { neg = 1; p++; }
-    long hours = 0;
-    int nd = 0;
-    while (p < e && *p >= '0' && *p <= '9' && nd < 9) { hours = hours * 10 + (*p - '0'); p++; nd++; }
-    int mi, sec, us;
-    if (nd == 0 || e - p < 6 || p[0] != ':' || p[3] != ':' ||
-        digits(p + 1, 2, &mi) < 0 || digits(p + 4, 2, &sec) < 0 || mi > 59 || sec > 59 ||
-        parse_frac(p + 6, (size_t)(e - p - 6), &us) < 0)
+    int neg, us;
+    long long total;
+    if (mc_parse_text_time(s, n, &neg, &total, &us) < 0)
         Py_RETURN_NONE;
-    long long total = (long long)hours * 3600 + mi * 60 + sec;
     if (neg)
         /* days and seconds apart: (int)-total would wrap past 596523 hours */
         return PyDelta_FromDSU(-(int)(total / 86400), -(int)(total % 86400), -us);
@@ -292,7 +242,7 @@ static PyObject *decode_time(const unsigned char *s, size_t n) {
 /* ---------------------------------------------------------------- strings */
 
 /* MySQL's latin1 is Windows-1252 with the five unassigned bytes mapped to C1 controls. */
-static const Py_UCS2 cp1252_high[32] = {
+const Py_UCS2 mc_cp1252_high[32] = {
     0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
     0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
     0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
@@ -305,7 +255,7 @@ static PyObject *decode_latin1(const unsigned char *s, size_t n) {
        that map to C1 controls keep their value.  A str must be built with the smallest
        kind that holds its characters (PEP 393), or it compares unequal to an equal str. */
     for (i = 0; i < n; i++)
-        if (s[i] >= 0x80 && s[i] < 0xA0 && cp1252_high[s[i] - 0x80] > 0xFF) break;
+        if (s[i] >= 0x80 && s[i] < 0xA0 && mc_cp1252_high[s[i] - 0x80] > 0xFF) break;
     if (i == n)
         return PyUnicode_DecodeLatin1((const char *)s, (Py_ssize_t)n, NULL);
     PyObject *u = PyUnicode_New((Py_ssize_t)n, 0xFFFF);
@@ -313,7 +263,7 @@ static PyObject *decode_latin1(const unsigned char *s, size_t n) {
     Py_UCS2 *out = PyUnicode_2BYTE_DATA(u);
     for (i = 0; i < n; i++) {
         unsigned char b = s[i];
-        out[i] = (b >= 0x80 && b < 0xA0) ? cp1252_high[b - 0x80] : b;
+        out[i] = (b >= 0x80 && b < 0xA0) ? mc_cp1252_high[b - 0x80] : b;
     }
     return u;
 }

@@ -255,6 +255,7 @@ typedef struct {
     uint16_t flags;
     uint16_t charset;
     uint8_t decimals;       /* column definition's decimals (31: not fixed) */
+    uint32_t length;        /* column definition's column_length */
     const char *codec;      /* for MC_DEC_STR_CODEC (borrowed from codec_obj) */
     PyObject *codec_obj;    /* owned str or NULL */
     PyObject *converter;    /* owned callable or NULL */
@@ -279,6 +280,82 @@ static inline int mc_days_in_month(int y, int m) {
 static inline int mc_valid_date(int y, int m, int d) {
     return y >= 1 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 && d <= mc_days_in_month(y, m);
 }
+
+/* ---- text temporal parsers: the *parse* halves shared by the row decoders
+   (decode_text.c) and the columnar builder (columnar.c).  Each returns 0 for a valid
+   value, -1 for a zero, invalid or oddly shaped one (None / NULL, as mysqlclient). ---- */
+static inline int mc_digits(const unsigned char *p, int count, int *out) {
+    int v = 0;
+    for (int i = 0; i < count; i++) {
+        unsigned d = (unsigned)(p[i] - '0');
+        if (d > 9) return -1;
+        v = v * 10 + (int)d;
+    }
+    *out = v;
+    return 0;
+}
+/* ".ffffff" (1-6 digits) or nothing -> microseconds */
+static inline int mc_parse_frac(const unsigned char *p, size_t n, int *us) {
+    if (n == 0) { *us = 0; return 0; }
+    if (p[0] != '.' || n < 2 || n > 7) return -1;
+    int v = 0;
+    size_t i;
+    for (i = 1; i < n; i++) {
+        unsigned d = (unsigned)(p[i] - '0');
+        if (d > 9) return -1;
+        v = v * 10 + (int)d;
+    }
+    for (; i < 7; i++) v *= 10;
+    *us = v;
+    return 0;
+}
+typedef struct { int year, month, day, hour, minute, second, usecond; } mc_datetime;
+/* "YYYY-MM-DD" */
+static inline int mc_parse_text_date(const unsigned char *s, size_t n, mc_datetime *t) {
+    memset(t, 0, sizeof(*t));
+    if (n != 10 || s[4] != '-' || s[7] != '-' || mc_digits(s, 4, &t->year) < 0 ||
+        mc_digits(s + 5, 2, &t->month) < 0 || mc_digits(s + 8, 2, &t->day) < 0 ||
+        !mc_valid_date(t->year, t->month, t->day))
+        return -1;
+    return 0;
+}
+/* "YYYY-MM-DD HH:MM:SS[.ffffff]" ('T' accepted for the space; a bare date too) */
+static inline int mc_parse_text_datetime(const unsigned char *s, size_t n, mc_datetime *t) {
+    memset(t, 0, sizeof(*t));
+    if (n == 10) {   /* a DATETIME never comes this short, but be liberal */
+        if (s[4] != '-' || s[7] != '-') return -1;
+    } else if (n < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
+               s[13] != ':' || s[16] != ':' || mc_digits(s + 11, 2, &t->hour) < 0 ||
+               mc_digits(s + 14, 2, &t->minute) < 0 || mc_digits(s + 17, 2, &t->second) < 0 ||
+               mc_parse_frac(s + 19, n - 19, &t->usecond) < 0) {
+        return -1;
+    }
+    if (mc_digits(s, 4, &t->year) < 0 || mc_digits(s + 5, 2, &t->month) < 0 ||
+        mc_digits(s + 8, 2, &t->day) < 0)
+        return -1;
+    if (!mc_valid_date(t->year, t->month, t->day) || t->hour > 23 || t->minute > 59 ||
+        t->second > 59)
+        return -1;
+    return 0;
+}
+/* "[-]H...H:MM:SS[.ffffff]" (up to 9 hour digits) -> sign and magnitude */
+static inline int mc_parse_text_time(const unsigned char *s, size_t n, int *neg,
+                                     long long *seconds, int *us) {
+    const unsigned char *p = s, *e = s + n;
+    *neg = 0;
+    if (p < e && *p == '-') { *neg = 1; p++; }
+    long hours = 0;
+    int nd = 0, mi, sec;
+    while (p < e && *p >= '0' && *p <= '9' && nd < 9) { hours = hours * 10 + (*p - '0'); p++; nd++; }
+    if (nd == 0 || e - p < 6 || p[0] != ':' || p[3] != ':' ||
+        mc_digits(p + 1, 2, &mi) < 0 || mc_digits(p + 4, 2, &sec) < 0 || mi > 59 || sec > 59 ||
+        mc_parse_frac(p + 6, (size_t)(e - p - 6), us) < 0)
+        return -1;
+    *seconds = (long long)hours * 3600 + mi * 60 + sec;
+    return 0;
+}
+/* MySQL's latin1 (Windows-1252 with C1 controls for its five holes): bytes 0x80-0x9F */
+extern const Py_UCS2 mc_cp1252_high[32];
 
 /* ---- binary.c ---- */
 PyObject *mc_decode_binary_value(mc_state *st, const mc_column_plan *col,

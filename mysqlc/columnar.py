@@ -1,0 +1,506 @@
+"""Columnar results: a result set as Arrow record batches, NumPy arrays, pandas or polars
+DataFrames, decoded by the C core straight into Arrow column buffers.
+
+The C core (``_core.Connection.fetch_arrow``) parses the row packets in the receive
+buffer with the GIL released and creates no Python object per value; the batches leave
+through the Arrow C Data Interface as PyCapsules (the Arrow PyCapsule Interface), so
+mysqlc has no build-time dependency on pyarrow or numpy.  pyarrow, numpy, pandas and polars
+are imported only by the functions that return their objects; a missing one raises
+ImportError naming it.
+
+Names follow DuckDB and ADBC: ``fetch_arrow_table``, ``fetch_record_batches``,
+``fetchnumpy``, ``fetch_df``; :func:`read_sql` follows connectorx.
+
+Type mapping (column type from the ColumnDefinition41 packet -> Arrow type):
+
+=============================================  ==============================================
+TINYINT / SMALLINT / MEDIUMINT, INT / BIGINT   int8 / int16 / int32 / int64
+  ... UNSIGNED                                 uint8 / uint16 / uint32 / uint64
+YEAR                                           int16
+FLOAT, DOUBLE                                  float64 (the values the row cursors give)
+DECIMAL(P,S)                                   decimal128(P, S); decimal256(P, S) for P > 38;
+                                               float64 with ``decimal="float"``, utf8 with
+                                               ``decimal="str"``
+DATE                                           date32
+DATETIME(n), TIMESTAMP(n)                      timestamp[us] (no time zone: the session's)
+TIME(n)                                        duration[us] (negative and over 24 h kept)
+CHAR, VARCHAR, TEXT, JSON, ENUM, SET           utf8 (other character sets are transcoded)
+BINARY, VARBINARY, BLOB, BIT, GEOMETRY         binary
+NULL (``SELECT NULL``)                         null
+=============================================  ==============================================
+
+NULL is a null in the validity bitmap; zero and invalid dates ('0000-00-00') are nulls, as
+the row cursors give None for them (mysqlclient's behaviour).  User converters
+(``conv=``) do not apply to columnar output.
+
+Unbuffered cursors (``SSCursor`` and friends, what :func:`read_sql` uses) take the C path
+from the socket.  A buffered cursor has already turned its rows into Python objects in
+``execute()``; its columnar methods convert those rows with pyarrow (same types, slower).
+"""
+
+import importlib
+import threading
+import urllib.parse
+
+from .errors import NotSupportedError, ProgrammingError
+
+__all__ = ["read_sql", "ArrowStream", "parse_dsn"]
+
+DEFAULT_BATCH_SIZE = 1 << 16
+
+_PACKAGES = {"pyarrow": "pyarrow", "numpy": "numpy", "pandas": "pandas", "polars": "polars"}
+
+
+def _need(module, what):
+    """Import `module` for `what`, or raise ImportError naming the package to install."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        pkg = _PACKAGES.get(module, module)
+        raise ImportError("%s needs the %r package (pip install %s)" % (what, pkg, pkg)) from exc
+
+
+# ---------------------------------------------------------------- progress
+
+class _Progress:
+    """Calls `callback` with the cumulative row count, or ``callback.update(delta)`` when
+    it has an ``update`` method (a tqdm bar).  Thread-safe (partitioned reads)."""
+
+    def __init__(self, callback):
+        self._cb = callback
+        self._update = getattr(callback, "update", None) if callback is not None else None
+        self._done = 0
+        self._lock = threading.Lock()
+
+    def add(self, n):
+        if self._cb is None or n <= 0:
+            return
+        with self._lock:
+            self._done += n
+            if self._update is not None:
+                self._update(n)
+            else:
+                self._cb(self._done)
+
+
+# ---------------------------------------------------------------- batch sources
+
+def _core_source(cursor):
+    """The C connection when `cursor` reads its result from the socket, else None."""
+    conn = cursor.connection
+    if conn is None or not getattr(cursor, "_streaming", False) or not conn._is_owner(cursor):
+        return None
+    return conn._conn
+
+
+def _arrow_type(pa, desc, flags, decimal):
+    """Arrow type of a column from its description 7-tuple and flags (for rows already
+    decoded by a buffered cursor; the same mapping as the C core's)."""
+    from .constants import FIELD_TYPE as T
+    code, size, scale = desc[1], desc[3] or 0, desc[5] or 0
+    unsigned = bool(flags & 32)
+    ints = {T.TINY: 8, T.SHORT: 16, T.INT24: 32, T.LONG: 32, T.LONGLONG: 64}
+    if code in ints:
+        bits = ints[code]
+        return getattr(pa, ("uint%d" if unsigned else "int%d") % bits)()
+    if code == T.YEAR:
+        return pa.int16()
+    if code in (T.FLOAT, T.DOUBLE):
+        return pa.float64()
+    if code in (T.DECIMAL, T.NEWDECIMAL):
+        if decimal == "float":
+            return pa.float64()
+        if decimal == "str":
+            return pa.utf8()
+        s = scale if scale <= 76 else 0
+        p = min(max(size - (1 if s > 0 else 0) - (0 if unsigned else 1), s, 1), 76)
+        return pa.decimal128(p, s) if p <= 38 else pa.decimal256(p, s)
+    if code in (T.DATE, T.NEWDATE):
+        return pa.date32()
+    if code in (T.DATETIME, T.TIMESTAMP):
+        return pa.timestamp("us")
+    if code == T.TIME:
+        return pa.duration("us")
+    if code == T.NULL:
+        return pa.null()
+    if code in (T.BIT, T.GEOMETRY):
+        return pa.binary()
+    return None   # strings: decided from the values (str -> utf8, bytes -> binary)
+
+
+def _rows_to_batch(pa, cursor, rows, decimal):
+    """A record batch from rows a cursor has already decoded."""
+    desc = cursor.description
+    flags = cursor.description_flags or (0,) * len(desc)
+    dict_rows = bool(rows) and isinstance(rows[0], dict)
+    arrays, names = [], []
+    for i, (d, f) in enumerate(zip(desc, flags)):
+        key = d[0] if dict_rows else i
+        values = [row[key] for row in rows]
+        t = _arrow_type(pa, d, f, decimal)
+        if t is None:
+            is_bytes = any(isinstance(v, (bytes, bytearray)) for v in values)
+            t = pa.binary() if is_bytes else pa.utf8()
+        elif decimal == "float" and pa.types.is_floating(t):
+            values = [None if v is None else float(v) for v in values]
+        elif decimal == "str" and pa.types.is_string(t):
+            values = [None if v is None else str(v) for v in values]
+        arrays.append(pa.array(values, type=t))
+        names.append(d[0])
+    return pa.RecordBatch.from_arrays(arrays, names=names)
+
+
+class _Batches:
+    """Iterates a cursor's remaining rows as (schema capsule, array capsule) pairs."""
+
+    def __init__(self, cursor, batch_size, decimal, progress):
+        if cursor.description is None:
+            raise ProgrammingError(0, "the last statement returned no result set")
+        if batch_size is not None and batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.cursor = cursor
+        self.batch_size = batch_size or DEFAULT_BATCH_SIZE
+        self.decimal = decimal
+        self.progress = _Progress(progress)
+        self._schema = None
+
+    def _python_rows(self, n):
+        """Rows the cursor holds as Python objects (buffered cursors, or what an
+        unbuffered prepared cursor has already pulled), up to n."""
+        cur = self.cursor
+        buf = getattr(cur, "_buffer", None)
+        if buf:
+            take = buf[:n]
+            del buf[:n]
+            cur.rownumber += len(take)
+            return take
+        if getattr(cur, "_unbuffered", False):
+            return []
+        rows = cur._rows or ()
+        start = cur.rownumber or 0
+        take = rows[start:start + n]
+        cur.rownumber = start + len(take)
+        return list(take)
+
+    def schema(self):
+        core = _core_source(self.cursor)
+        if core is not None:
+            return core.arrow_schema(decimal=self.decimal)
+        if self._schema is None:
+            pa = _need("pyarrow", "columnar output of a buffered cursor")
+            self._schema = _rows_to_batch(pa, self.cursor, [], self.decimal).schema
+        return self._schema.__arrow_c_schema__()
+
+    def next(self):
+        """The next batch as capsules, or None at the end."""
+        n = self.batch_size
+        rows = self._python_rows(n)
+        if rows:
+            pa = _need("pyarrow", "columnar output of a buffered cursor")
+            batch = _rows_to_batch(pa, self.cursor, rows, self.decimal)
+            self.progress.add(batch.num_rows)
+            return batch.__arrow_c_array__()
+        core = _core_source(self.cursor)
+        if core is None or not (core.rows_pending or core.cursor_open):
+            self._finish(core)
+            return None
+        schema, array, got = core.fetch_arrow(n, decimal=self.decimal)
+        if not (core.rows_pending or core.cursor_open):
+            self._finish(core)
+        if got == 0:
+            return None
+        self.cursor.rownumber = (self.cursor.rownumber or 0) + got
+        self.progress.add(got)
+        return schema, array
+
+    def _finish(self, core):
+        cur = self.cursor
+        if getattr(cur, "_streaming", False):
+            cur._streaming = False
+            cur.rowcount = cur.rownumber or 0
+            if core is not None:
+                cur.warning_count = core.warning_count
+
+
+class ArrowStream:
+    """A cursor's remaining rows as an Arrow C stream: any consumer of the Arrow
+    PyCapsule Interface (``pyarrow.table(obj)``, ``pyarrow.RecordBatchReader.from_stream``,
+    ``polars.from_arrow``, DuckDB, nanoarrow) reads it, batch by batch, without mysqlc
+    depending on it.  The stream can be consumed once."""
+
+    def __init__(self, cursor, batch_size=None, *, decimal="decimal", progress=None):
+        self._batches = _Batches(cursor, batch_size, decimal, progress)
+        self._used = False
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """The Arrow PyCapsule Interface: an ``arrow_array_stream`` capsule.  A
+        `requested_schema` is ignored (the columns keep the documented types)."""
+        if self._used:
+            raise ProgrammingError(0, "this ArrowStream has already been consumed")
+        self._used = True
+        from . import _core
+        return _core.arrow_stream(self._batches.schema, self._batches.next)
+
+
+# ---------------------------------------------------------------- cursor methods
+
+def record_batches(cursor, batch_size=None, decimal="decimal", progress=None):
+    """pyarrow.RecordBatchReader over the cursor's remaining rows."""
+    pa = _need("pyarrow", "fetch_record_batches()")
+    return pa.RecordBatchReader.from_stream(
+        ArrowStream(cursor, batch_size, decimal=decimal, progress=progress))
+
+
+def arrow_table(cursor, batch_size=None, decimal="decimal", progress=None):
+    """pyarrow.Table of the cursor's remaining rows (its batches, not copied)."""
+    pa = _need("pyarrow", "fetch_arrow_table()")
+    src = _Batches(cursor, batch_size, decimal, progress)
+    schema = pa.Schema._import_from_c_capsule(src.schema())
+    batches = []
+    while True:
+        pair = src.next()
+        if pair is None:
+            break
+        batches.append(pa.RecordBatch._import_from_c_capsule(*pair))
+    return pa.Table.from_batches(batches, schema=schema)
+
+
+def table_to_numpy(table):
+    """{name: numpy array} of a pyarrow Table; a column with NULLs becomes a
+    ``numpy.ma.MaskedArray`` masked where NULL (its data there is 0, or None for object
+    columns).  Strings, binary and decimals are object arrays of str / bytes / Decimal;
+    timestamps ``datetime64[us]``, durations ``timedelta64[us]``, dates ``datetime64[D]``."""
+    pa = _need("pyarrow", "fetchnumpy()")
+    np = _need("numpy", "fetchnumpy()")
+    out = {}
+    for name, col in zip(table.column_names, table.columns):
+        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+        t = col.type
+        if pa.types.is_date32(t):
+            values = col.cast(pa.int32()).fill_null(0).to_numpy().astype("datetime64[D]")
+        elif pa.types.is_timestamp(t) or pa.types.is_duration(t):
+            unit = "datetime64[us]" if pa.types.is_timestamp(t) else "timedelta64[us]"
+            values = col.cast(pa.int64()).fill_null(0).to_numpy().view(unit)
+        elif pa.types.is_integer(t) or pa.types.is_floating(t):
+            values = col.fill_null(pa.scalar(0, t)).to_numpy()
+        elif pa.types.is_null(t):
+            values = np.full(len(col), None, dtype=object)
+        else:
+            values = col.to_numpy(zero_copy_only=False)
+        if col.null_count:
+            values = np.ma.masked_array(values, mask=col.is_null().to_numpy(zero_copy_only=False))
+        out[name] = values
+    return out
+
+
+def convert_table(table, return_type):
+    """Turn a pyarrow Table into `return_type` ("arrow", "pandas", "polars", "numpy")."""
+    if return_type == "arrow":
+        return table
+    if return_type == "pandas":
+        _need("pandas", "return_type='pandas'")
+        return table.to_pandas()
+    if return_type == "polars":
+        pl = _need("polars", "return_type='polars'")
+        return pl.from_arrow(table)
+    if return_type == "numpy":
+        return table_to_numpy(table)
+    raise ValueError("return_type must be 'arrow', 'pandas', 'polars' or 'numpy', not %r"
+                     % (return_type,))
+
+
+# ---------------------------------------------------------------- read_sql
+
+_INT_OPTIONS = {"port", "client_flag", "prepared_cache_size", "long_data_threshold"}
+_FLOAT_OPTIONS = {"connect_timeout", "read_timeout", "write_timeout"}
+_BOOL_OPTIONS = {"autocommit", "compress", "local_infile", "multi_statements", "use_unicode",
+                 "ssl_verify_cert", "ssl_verify_identity", "ssl_disabled", "binary_prefix",
+                 "get_server_public_key", "enable_cleartext_plugin"}
+
+
+def parse_dsn(dsn):
+    """``mysql://user:password@host:port/database?option=value&...`` -> keyword
+    arguments of :func:`mysqlc.connect` (``mariadb://`` too; percent-escapes decoded;
+    ``?unix_socket=/path`` for a socket).  Raises ValueError for another scheme."""
+    u = urllib.parse.urlsplit(dsn)
+    if u.scheme not in ("mysql", "mariadb", "mysql+mysqlc"):
+        raise ValueError("DSN must start with mysql:// (got %r)" % (u.scheme + "://",))
+    kw = {}
+    if u.username is not None:
+        kw["user"] = urllib.parse.unquote(u.username)
+    if u.password is not None:
+        kw["password"] = urllib.parse.unquote(u.password)
+    if u.hostname:
+        kw["host"] = u.hostname
+    if u.port:
+        kw["port"] = u.port
+    db = urllib.parse.unquote(u.path.lstrip("/"))
+    if db:
+        kw["database"] = db
+    for key, value in urllib.parse.parse_qsl(u.query, keep_blank_values=True):
+        if key in _INT_OPTIONS:
+            value = int(value)
+        elif key in _FLOAT_OPTIONS:
+            value = float(value)
+        elif key in _BOOL_OPTIONS:
+            value = value.lower() in ("1", "true", "yes", "on")
+        kw[key] = value
+    return kw
+
+
+def _open(source):
+    """(connection, owned) for a DSN string or an open Connection."""
+    from .connections import Connection
+    if isinstance(source, Connection):
+        return source, False
+    if isinstance(source, str):
+        return Connection(**parse_dsn(source)), True
+    raise TypeError("read_sql() needs a mysqlc Connection or a DSN string, not %s"
+                    % type(source).__name__)
+
+
+def _open_like(source):
+    """A new connection with the parameters of `source` (a DSN or a Connection)."""
+    from .connections import Connection
+    if isinstance(source, str):
+        return Connection(**parse_dsn(source))
+    return Connection(**source._init_args)
+
+
+def _quote_ident(name):
+    return "`" + str(name).replace("`", "``") + "`"
+
+
+def _read_one(conn, sql, params, batch_size, decimal, progress):
+    from .cursors import SSCursor
+    cur = conn.cursor(SSCursor)
+    try:
+        cur.execute(sql, params)
+        if cur.description is None:
+            raise ProgrammingError(0, "read_sql(): the statement returned no result set")
+        return arrow_table(cur, batch_size, decimal, progress)
+    finally:
+        cur.close()
+
+
+def _partition_queries(sql, column, lo, hi, n):
+    """SQL of n partitions covering [lo, hi] of an integer column, NULLs in the first."""
+    n = max(1, min(n, hi - lo + 1))
+    col = _quote_ident(column)
+    span = hi - lo + 1
+    edges = [lo + span * i // n for i in range(n + 1)]
+    out = []
+    for i in range(n):
+        cond = "%s >= %d AND %s < %d" % (col, edges[i], col, edges[i + 1])
+        if i == 0:
+            cond = "(%s) OR %s IS NULL" % (cond, col)
+        out.append("SELECT * FROM (%s) AS _mysqlc_part WHERE %s" % (sql, cond))
+    return out
+
+
+def _read_partitioned(source, sql, params, column, partitions, batch_size, decimal, progress):
+    pa = _need("pyarrow", "read_sql()")
+    conn, owned = _open(source)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT MIN(%s), MAX(%s) FROM (%s) AS _mysqlc_range"
+                    % (_quote_ident(column), _quote_ident(column), sql), params)
+        lo, hi = cur.fetchone()
+        cur.close()
+    finally:
+        if owned:
+            conn.close()
+    if lo is None:   # no rows, or only NULLs in the column: one plain read
+        conn, owned = _open(source)
+        try:
+            return _read_one(conn, sql, params, batch_size, decimal, progress)
+        finally:
+            if owned:
+                conn.close()
+    if not isinstance(lo, int) or not isinstance(hi, int):
+        raise NotSupportedError(0, "partition_on needs an integer column (%r has %s values)"
+                                % (column, type(lo).__name__))
+    queries = _partition_queries(sql, column, lo, hi, partitions)
+    results = [None] * len(queries)
+    errors = []
+
+    def work(i):
+        try:
+            c = _open_like(source)
+            try:
+                results[i] = _read_one(c, queries[i], params, batch_size, decimal, progress)
+            finally:
+                c.close()
+        except BaseException as exc:   # re-raised in the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,), name="mysqlc-read_sql-%d" % i)
+               for i in range(len(queries))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+    return pa.concat_tables(results)
+
+
+def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None,
+             partitions=None, batch_size=None, decimal="decimal", progress=None):
+    """Run a query and return its whole result in columnar form.
+
+    Parameters
+    ----------
+    source : mysqlc.connections.Connection or str
+        An open connection, or a DSN ``mysql://user:password@host:port/db?opt=v``
+        (see :func:`parse_dsn`); a connection made from a DSN is closed afterwards.
+    sql : str
+        One SELECT (or any statement with a result set); ``%s`` placeholders with
+        `params`, as :meth:`Cursor.execute`.
+    return_type : {"arrow", "pandas", "polars", "numpy"}
+        ``pyarrow.Table``; ``pandas.DataFrame`` (``Table.to_pandas()``);
+        ``polars.DataFrame``; dict of NumPy arrays (see :func:`table_to_numpy`).
+    partition_on : str, optional
+        An integer column of the result to split the read on: its MIN and MAX are
+        queried, the range is cut into `partitions` equal parts and each part is read
+        on its own connection in its own thread (``SELECT * FROM (sql) AS p WHERE col
+        >= lo AND col < hi``), decoded in parallel with the GIL released.  Rows come
+        partition by partition in ascending ranges, the first partition holding the
+        rows where the column is NULL; within a partition, in the server's order (as
+        connectorx).  The result's column names must be unique (a derived table's).
+        With a Connection as `source` the partitions open connections with its
+        parameters.
+    partitions : int, optional
+        Number of partitions (default 1: no split).
+    batch_size : int, optional
+        Rows per Arrow record batch (default 65536).
+    decimal : {"decimal", "float", "str"}
+        DECIMAL columns as decimal128/256, float64, or utf8 text.
+    progress : callable or tqdm-like, optional
+        Called with the number of rows read so far after each batch (from the
+        reading threads), or ``progress.update(rows_in_batch)`` when it has an
+        ``update`` method (a ``tqdm`` bar).
+
+    Raises
+    ------
+    ImportError
+        pyarrow (or pandas / polars / numpy for those return types) is missing.
+    ProgrammingError
+        The statement returned no result set; SQL errors as for ``execute``.
+    NotSupportedError
+        `partition_on` names a column whose values are not integers.
+    """
+    _need("pyarrow", "read_sql()")
+    if partitions is not None and partitions < 1:
+        raise ValueError("partitions must be at least 1")
+    if partition_on is not None and (partitions or 1) > 1:
+        table = _read_partitioned(source, sql, params, partition_on, partitions,
+                                  batch_size, decimal, progress)
+    else:
+        conn, owned = _open(source)
+        try:
+            table = _read_one(conn, sql, params, batch_size, decimal, progress)
+        finally:
+            if owned:
+                conn.close()
+    return convert_table(table, return_type)

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""End-to-end benchmark: mysqlc against mysqlclient (MySQLdb) and PyMySQL.
+"""End-to-end benchmark: mysqlc against mysqlclient (MySQLdb), PyMySQL,
+mysql-connector-python (its C extension) and MariaDB Connector/Python, plus a wire replay
+of the C decoder against the floor of creating the same Python objects (--replay).
 
 One server is started once by this (parent) process with ``mysqlc.server.get_server()``
 (or an existing one is used: ``--dsn`` or the MYSQLC_TEST_DSN environment variable). The
@@ -25,13 +27,31 @@ server certificate made by benchmarks/_certs.py; each driver verifies it with it
 compression (``Compression``) really are what the variant says.
 
 Prepared-statement and unbuffered variants of some scenarios (``point_prepared``,
-``int_200k_prepared``, ``int_200k_ss``, ``int_200k_ss_prepared``,
-``datetime_200k_prepared``) run the same query through ``cursor(prepared=True)`` and/or
-an ``SSCursor``; a closing table puts each beside its text-protocol, buffered base and
-checks that the rows are the same.
+``int10_200k_prepared``, ``int10_200k_ss``, ...) run the same query through
+``cursor(prepared=True)`` and/or an unbuffered cursor; a closing table puts each beside its
+text-protocol, buffered base and checks that the rows are the same.
+
+--replay captures the server's bytes for the big scans once (text and binary protocol) and
+times mysqlc's C decoder on them with no server and no socket (benchmarks/_replay.py),
+beside benchmarks/_floor.c, which only creates the same Python objects.  --chart and
+--results write the PNG chart and the generated part of benchmarks/RESULTS.md
+(benchmarks/_report.py).
 
 See benchmarks/README.md for how to read the output.
 """
+
+import sys
+
+# mysql-connector-python's C extension (_mysql_connector) links the OpenSSL 3.5 it ships
+# (mysql/vendor/).  Once the interpreter has loaded the system's older libcrypto.so.3
+# (``import hashlib`` or ``ssl`` does), the extension fails to load and the package silently
+# falls back to pure Python; so a mysqlconnector worker loads it first, as an application
+# on such a system would have to.
+if sys.argv[1:2] in (["--worker"], ["--probe"]) and sys.argv[2:3] == ["mysqlconnector"]:
+    try:
+        import _mysql_connector  # noqa: F401
+    except ImportError:
+        pass
 
 import argparse
 import datetime
@@ -47,7 +67,6 @@ import shutil
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import traceback
@@ -55,73 +74,167 @@ import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import _report  # noqa: E402  (benchmarks/_report.py: targets, chart, RESULTS.md)
 
-DRIVERS = ("mysqlc", "mysqlclient", "pymysql")
-DRIVER_MODULE = {"mysqlc": "mysqlc", "mysqlclient": "MySQLdb", "pymysql": "pymysql"}
-DRIVER_DIST = {"mysqlc": "mysqlc", "mysqlclient": "mysqlclient", "pymysql": "PyMySQL"}
-SCENARIOS = ("select1", "int_200k", "mixed_100k", "datetime_200k", "wide_2k",
-             "executemany_20k", "point", "point_prepared", "int_200k_prepared",
-             "int_200k_ss", "int_200k_ss_prepared", "datetime_200k_prepared")
+DRIVERS = ("mysqlc", "mysqlclient", "pymysql", "mysqlconnector", "mariadb")
+DRIVER_MODULE = {"mysqlc": "mysqlc", "mysqlclient": "MySQLdb", "pymysql": "pymysql",
+                 "mysqlconnector": "mysql.connector", "mariadb": "mariadb"}
+DRIVER_DIST = {"mysqlc": "mysqlc", "mysqlclient": "mysqlclient", "pymysql": "PyMySQL",
+               "mysqlconnector": "mysql-connector-python", "mariadb": "mariadb"}
+# Drivers with server-side prepared statements (binary protocol); the others are n/a there.
+HAS_PREPARED = ("mysqlc", "mysqlconnector", "mariadb")
+NO_PREPARED = "n/a: %s has no server-side prepared statements"
 
-# Variants of a text-protocol scenario: the same query and table through server-side
-# prepared statements (binary protocol) and/or an unbuffered cursor; {variant: base}.
-# The closing "protocols" table puts each beside its base and checks that the rows are
-# the same (digest).
-VARIANT_OF = {"point_prepared": "point", "int_200k_prepared": "int_200k",
-              "int_200k_ss": "int_200k", "int_200k_ss_prepared": "int_200k",
-              "datetime_200k_prepared": "datetime_200k"}
-PREPARED = ("point_prepared", "int_200k_prepared", "int_200k_ss_prepared",
-            "datetime_200k_prepared")
-UNBUFFERED = ("int_200k_ss", "int_200k_ss_prepared")
+# --------------------------------------------------------------------------------------
+# Scenarios
+# --------------------------------------------------------------------------------------
+# Tables: rows in a full / --quick run.  The parent builds only those the chosen
+# scenarios read (setup_main, table_defs).
+TABLE_ROWS = {"t_int": (200000, 20000), "t_int1m": (1000000, 100000),
+              "t_mixed": (200000, 20000), "t_dt": (200000, 20000),
+              "t_wide": (200000, 20000), "t_text": (200000, 20000), "t_blob": (50, 10),
+              "t_ins": (0, 0)}
+WIDE_COLUMNS = 100
+BLOB_BYTES = 1 << 20
 POINT_SQL = "SELECT * FROM t_int WHERE id = %s"
+INSERT_SQL = "INSERT INTO t_ins VALUES (%s,%s,%s,%s)"
 SS_ARRAYSIZE = 1000
+
+
+class Scenario:
+    """One timed workload.
+
+    kind: ``select1`` (loop of SELECT 1), ``point`` (loop of primary-key lookups),
+    ``scan`` (``loops`` x execute(sql) + fetchall()), ``stream`` (execute(sql), then
+    iterate an unbuffered cursor), ``executemany`` (INSERT of ``rows`` rows).
+    rows / loops: (full, quick); None rows = the whole table.  size() = rows (or round
+    trips) per timed run.  base: the text-protocol, buffered scenario a prepared /
+    unbuffered variant is compared with.  group: ``default``, ``large`` (opt-in:
+    --large or --scenarios), ``legacy`` (earlier names, run only when named).
+    """
+
+    def __init__(self, name, kind, description, table=None, rows=None, loops=(1, 1),
+                 prepared=False, unbuffered=False, base=None, group="default", where=None):
+        self.name, self.kind, self.description = name, kind, description
+        self.table, self.rows, self.loops = table, rows, loops
+        self.prepared, self.unbuffered, self.base, self.group = prepared, unbuffered, base, group
+        self.where = where  # column limiting a partial read: "WHERE <where> <= rows"
+
+    def rows_per_query(self, quick):
+        if self.rows is not None:
+            return self.rows[quick]
+        return TABLE_ROWS[self.table][quick]
+
+    def size(self, quick):
+        if self.kind in ("select1", "point"):
+            return self.loops[quick]
+        return self.rows_per_query(quick) * self.loops[quick]
+
+    @property
+    def per_query(self):
+        return self.kind in ("select1", "point")
+
+    def sql(self, quick):
+        if self.kind in ("select1", "point", "executemany"):
+            return None
+        sql = "SELECT * FROM %s" % self.table
+        n = self.rows_per_query(quick)
+        if n < TABLE_ROWS[self.table][quick]:
+            sql += " WHERE %s <= %d" % (self.where, n)
+        return sql
+
+
+SCENARIO_LIST = []
+
+
+def _add(name, kind, description, **kw):
+    SCENARIO_LIST.append(Scenario(name, kind, description, **kw))
+
+
+def _variants(base, *which, group="default"):
+    """Prepared / unbuffered variants of scan scenario ``base``."""
+    b = next(s for s in SCENARIO_LIST if s.name == base)
+    text = {"prepared": "cursor(prepared=True): binary protocol",
+            "ss": "unbuffered cursor, for row in cursor (rows not kept)",
+            "ss_prepared": "unbuffered prepared cursor (mysqlc: server-side cursor, "
+                           "COM_STMT_FETCH of arraysize=%d rows)" % SS_ARRAYSIZE}
+    for w in which:
+        _add("%s_%s" % (base, w), "stream" if "ss" in w else b.kind,
+             "as %s, %s" % (base, text[w]), table=b.table, rows=b.rows, loops=b.loops,
+             prepared="prepared" in w, unbuffered="ss" in w, base=base, group=group,
+             where=b.where)
+
+
+_INT10 = "10 INT/BIGINT columns"
+_WIDE = "100 columns (51 INT, 49 VARCHAR(32))"
+_add("select1", "select1", "loop of cursor.execute('SELECT 1') + fetchall()",
+     loops=(5000, 500))
+_add("point", "point", "loop of cursor.execute('SELECT * FROM t_int WHERE id = %s', (k,)) "
+     "+ fetchall(), 10 columns", table="t_int", loops=(5000, 500))
+_add("point_prepared", "point", "as point, cursor(prepared=True): COM_STMT_EXECUTE of a "
+     "cached statement, binary rows", table="t_int", loops=(5000, 500), prepared=True,
+     base="point")
+_add("int10_1", "scan", "loop of SELECT * FROM t_int WHERE id <= 1 + fetchall(): 1 row x "
+     + _INT10, table="t_int", rows=(1, 1), loops=(5000, 500), where="id")
+_add("int10_100", "scan", "loop of SELECT * FROM t_int WHERE id <= 100 + fetchall(): 100 "
+     "rows x " + _INT10, table="t_int", rows=(100, 100), loops=(1000, 100), where="id")
+_add("int10_10k", "scan", "loop of SELECT * FROM t_int WHERE id <= 10000 + fetchall(): "
+     "10,000 rows x " + _INT10, table="t_int", rows=(10000, 10000), loops=(20, 2), where="id")
+_add("int10_200k", "scan", "SELECT * FROM t_int, fetchall(): " + _INT10, table="t_int")
+_variants("int10_200k", "prepared", "ss", "ss_prepared")
+_add("int10_1m", "scan", "SELECT * FROM t_int1m, fetchall(): " + _INT10, table="t_int1m",
+     group="large")
+_variants("int10_1m", "ss", group="large")
+_add("wide100_1", "scan", "loop of SELECT * FROM t_wide WHERE c000 <= 1 + fetchall(): 1 row "
+     "x " + _WIDE, table="t_wide", rows=(1, 1), loops=(2000, 200), where="c000")
+_add("wide100_100", "scan", "loop of SELECT * FROM t_wide WHERE c000 <= 100 + fetchall(): "
+     "100 rows x " + _WIDE, table="t_wide", rows=(100, 100), loops=(200, 20), where="c000")
+_add("wide100_10k", "scan", "SELECT * FROM t_wide WHERE c000 <= 10000, fetchall(): 10,000 "
+     "rows x " + _WIDE, table="t_wide", rows=(10000, 2000), loops=(2, 1), where="c000")
+_add("wide100_200k", "scan", "SELECT * FROM t_wide, fetchall(): " + _WIDE, table="t_wide")
+_variants("wide100_200k", "prepared")
+_add("mixed_200k", "scan", "SELECT * FROM t_mixed, fetchall(): int, bigint, varchar(64), "
+     "double, decimal(12,2), datetime, date, text NULL", table="t_mixed")
+_variants("mixed_200k", "prepared")
+_add("datetime_200k", "scan", "SELECT * FROM t_dt, fetchall(): DATETIME(6), TIMESTAMP, DATE",
+     table="t_dt")
+_variants("datetime_200k", "prepared")
+_add("text_200k", "scan", "SELECT * FROM t_text, fetchall(): int, CHAR(8), VARCHAR(100), "
+     "VARCHAR(64) (Latin-1, Cyrillic, CJK, emoji, NULL), TEXT of 33-264 bytes",
+     table="t_text")
+_add("blob_1m", "scan", "SELECT * FROM t_blob, fetchall(): int, LONGBLOB of 1 MiB per row",
+     table="t_blob")
+_variants("blob_1m", "ss")
+_add("executemany_20k", "executemany", "executemany('INSERT INTO t_ins VALUES "
+     "(%s,%s,%s,%s)', rows) + commit", table="t_ins", rows=(20000, 2000))
+_add("executemany_20k_prepared", "executemany", "as executemany_20k, cursor(prepared=True) "
+     "(mysqlc, mariadb: COM_STMT_BULK_EXECUTE)", table="t_ins", rows=(20000, 2000),
+     prepared=True, base="executemany_20k")
+_add("executemany_200k", "executemany", "as executemany_20k with 200,000 rows",
+     table="t_ins", rows=(200000, 20000), group="large")
+# Earlier names: a different size of the same tables (run when named).
+_add("mixed_100k", "scan", "SELECT * FROM t_mixed WHERE id <= 100000, fetchall(): as "
+     "mixed_200k", table="t_mixed", rows=(100000, 10000), where="id", group="legacy")
+_add("wide_2k", "scan", "SELECT * FROM t_wide WHERE c000 <= 2000, fetchall(): " + _WIDE,
+     table="t_wide", rows=(2000, 200), where="c000", group="legacy")
+
+SCENARIO = {s.name: s for s in SCENARIO_LIST}
+SCENARIOS = tuple(s.name for s in SCENARIO_LIST)
+DEFAULT_SCENARIOS = tuple(s.name for s in SCENARIO_LIST if s.group == "default")
+LARGE_SCENARIOS = tuple(s.name for s in SCENARIO_LIST if s.group == "large")
+# The names of earlier versions of this script.
+ALIASES = {"int_200k": "int10_200k", "int_200k_prepared": "int10_200k_prepared",
+           "int_200k_ss": "int10_200k_ss", "int_200k_ss_prepared": "int10_200k_ss_prepared"}
+VARIANT_OF = {s.name: s.base for s in SCENARIO_LIST if s.base}
 # Scenarios a driver cannot run (reported as skipped).
-SCENARIO_UNSUPPORTED = {(d, s): "n/a: %s has no server-side prepared statements" % d
-                        for d in ("mysqlclient", "pymysql") for s in PREPARED}
-
-# Rows (or round trips) per scenario.
-SIZES = {
-    "full": {"select1": 5000, "int_200k": 200000, "mixed_100k": 100000,
-             "datetime_200k": 200000, "wide_2k": 2000, "executemany_20k": 20000,
-             "point": 5000},
-    "quick": {"select1": 500, "int_200k": 20000, "mixed_100k": 10000,
-              "datetime_200k": 20000, "wide_2k": 200, "executemany_20k": 2000,
-              "point": 500},
-}
-for _sizes in SIZES.values():
-    _sizes.update({v: _sizes[b] for v, b in VARIANT_OF.items()})
-
-# What the timed section of each scenario does (printed above its table).
-DESCRIPTION = {
-    "select1": "loop of cursor.execute('SELECT 1') + fetchall()",
-    "int_200k": "SELECT * FROM t_int, fetchall(): 10 INT/BIGINT columns",
-    "mixed_100k": "SELECT * FROM t_mixed, fetchall(): int, bigint, varchar(64), double, "
-                  "decimal(12,2), datetime, date, text NULL",
-    "datetime_200k": "SELECT * FROM t_dt, fetchall(): DATETIME(6), TIMESTAMP, DATE",
-    "wide_2k": "SELECT * FROM t_wide, fetchall(): 100 columns (51 INT, 49 VARCHAR(32))",
-    "executemany_20k": "executemany('INSERT INTO t_ins VALUES (%s,%s,%s,%s)', rows) + commit",
-    "point": "loop of cursor.execute('SELECT * FROM t_int WHERE id = %s', (k,)) + fetchall()",
-    "point_prepared": "as point, cursor(prepared=True): COM_STMT_EXECUTE of a cached "
-                      "statement, binary rows",
-    "int_200k_prepared": "as int_200k, cursor(prepared=True): binary protocol",
-    "int_200k_ss": "as int_200k, unbuffered SSCursor: for row in cursor (rows not kept)",
-    "int_200k_ss_prepared": "as int_200k_ss, cursor(SSCursor, prepared=True): server-side "
-                            "cursor, COM_STMT_FETCH of arraysize=%d rows" % SS_ARRAYSIZE,
-    "datetime_200k_prepared": "as datetime_200k, cursor(prepared=True): binary protocol",
-}
-
-SELECT_SQL = {
-    "int_200k": "SELECT * FROM t_int",
-    "mixed_100k": "SELECT * FROM t_mixed",
-    "datetime_200k": "SELECT * FROM t_dt",
-    "wide_2k": "SELECT * FROM t_wide",
-}
-SELECT_SQL.update({v: SELECT_SQL[b] for v, b in VARIANT_OF.items() if b in SELECT_SQL})
-SCENARIO_TABLE = {"int_200k": "t_int", "mixed_100k": "t_mixed", "datetime_200k": "t_dt",
-                  "wide_2k": "t_wide"}
-# The scenario whose table (and size) a scenario reads.
-TABLE_SCENARIO = dict({v: VARIANT_OF[v] for v in VARIANT_OF}, point="int_200k",
-                      point_prepared="int_200k")
+SCENARIO_UNSUPPORTED = {(d, s.name): NO_PREPARED % d for s in SCENARIO_LIST if s.prepared
+                        for d in DRIVERS if d not in HAS_PREPARED}
+# The wire-replay (--replay) scans: captured once from the server as text and binary rows.
+REPLAY_SCENARIOS = ("int10_200k", "mixed_200k", "datetime_200k", "wide100_200k", "text_200k")
+# A scenario's replay / floor: the same rows (text or binary protocol, buffered or not).
+FLOOR_OF = {s.name: (s.base or s.name) for s in SCENARIO_LIST
+            if (s.base or s.name) in REPLAY_SCENARIOS}
 
 TRANSPORTS = ("plain", "tls", "compress", "tls+compress")
 TRANSPORT_TEXT = {"plain": "plain TCP", "tls": "TLS", "compress": "zlib compressed protocol",
@@ -130,10 +243,10 @@ TRANSPORT_TEXT = {"plain": "plain TCP", "tls": "TLS", "compress": "zlib compress
 TRANSPORT_UNSUPPORTED = {("pymysql", "compress"): "PyMySQL has no compressed protocol",
                          ("pymysql", "tls+compress"): "PyMySQL has no compressed protocol"}
 
-INSERT_SQL = "INSERT INTO t_ins VALUES (%s,%s,%s,%s)"
-WIDE_COLUMNS = 100
-SCHEMA_VERSION = "bench-v1"
+SCHEMA_VERSION = "bench-v2"
 WORKER_TIMEOUT = 900  # seconds for one (driver, scenario) worker
+# A private server gets a buffer pool that holds every table (about 0.5 GB in a full run).
+SERVER_ARGS = ["--innodb-buffer-pool-size=1G"]
 
 
 # --------------------------------------------------------------------------------------
@@ -269,6 +382,14 @@ def driver_version(name, mod):
     extra = ""
     if name == "mysqlclient" and hasattr(mod, "get_client_info"):
         extra = " (C client library %s)" % mod.get_client_info()
+    elif name == "mariadb":
+        extra = " (MariaDB Connector/C %s)" % getattr(mod, "mariadbapi_version", "?")
+    elif name == "mysqlconnector":
+        try:
+            import _mysql_connector
+            extra = " (C extension, libmysqlclient %s)" % _mysql_connector.MySQL().get_client_info()
+        except ImportError as exc:
+            extra = " (C extension NOT loaded: %s)" % exc
     return "%s%s" % (version or "unknown", extra)
 
 
@@ -277,32 +398,34 @@ def transport_kwargs(driver, transport, tls_ca):
 
     TLS with the benchmark's CA: every driver verifies the certificate and the host name
     -- mysqlc ``ssl={"ca": ...}`` (a CA implies VERIFY_IDENTITY), mysqlclient
-    ``ssl={"ca": ...}, ssl_mode="VERIFY_IDENTITY"``, PyMySQL ``ssl_ca=...,
-    ssl_verify_identity=True``.  Without a CA (an external server) TLS is required but
-    not verified.  Compression: ``compress=True`` (mysqlc, mysqlclient).
-    Plain: TLS explicitly off, since PyMySQL >= 1.2 (and libmariadb >= 3.4) would
-    otherwise use TLS whenever the server offers it.
+    ``ssl={"ca": ...}, ssl_mode="VERIFY_IDENTITY"``, PyMySQL and mysql-connector
+    ``ssl_ca=..., ssl_verify_identity=True``, mariadb ``ssl_ca=..., ssl_verify_cert=True``.
+    Without a CA (an external server) TLS is required but not verified.  Compression:
+    ``compress=True`` (all but PyMySQL).  Plain: TLS explicitly off, since PyMySQL >= 1.2
+    (and libmariadb >= 3.4) would otherwise use TLS whenever the server offers it.
     """
     kw = {}
     if "tls" in transport:
-        if driver == "pymysql":
-            if tls_ca:
-                kw.update(ssl_ca=tls_ca, ssl_verify_identity=True)
-            else:
-                import ssl
-                ctx = ssl.create_default_context()
-                ctx.check_hostname = False
-                ctx.verify_mode = ssl.CERT_NONE
-                kw["ssl"] = ctx
+        if driver == "pymysql" and not tls_ca:
+            import ssl
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            kw["ssl"] = ctx
+        elif driver in ("pymysql", "mysqlconnector"):
+            kw.update(ssl_ca=tls_ca, ssl_verify_identity=True) if tls_ca else \
+                kw.update(ssl_verify_cert=False)
+        elif driver == "mariadb":
+            kw.update(ssl_ca=tls_ca, ssl_verify_cert=True) if tls_ca else kw.update(ssl=True)
         elif tls_ca:
             kw["ssl"] = {"ca": tls_ca}
             if driver == "mysqlclient":
                 kw["ssl_mode"] = "VERIFY_IDENTITY"
         else:
             kw["ssl_mode"] = "REQUIRED"
-    elif driver == "pymysql":
+    elif driver in ("pymysql", "mysqlconnector"):
         kw["ssl_disabled"] = True
-    else:
+    elif driver != "mariadb":  # Connector/Python 1.1 uses TLS only when asked
         kw["ssl_mode"] = "DISABLED"
     if "compress" in transport:
         kw["compress"] = True
@@ -339,10 +462,30 @@ def transport_label(seen):
     return " + ".join(parts) or "plain"
 
 
-def driver_connect(mod, kwargs):
-    """Connect with utf8mb4 and autocommit off, the same way for every driver."""
+def driver_connect(driver, mod, kwargs):
+    """Connect with utf8mb4 and autocommit off, the same way for every driver.
+
+    mysql-connector-python: ``use_pure=False`` (its C extension); the connection must be a
+    CMySQLConnection, else the run fails rather than measure the pure-Python fallback.
+    mariadb: its connect() has no charset option; the session check below verifies that it
+    is utf8mb4 (its default).
+    """
     kw = dict(kwargs)
+    if driver == "mariadb":
+        return mod.connect(autocommit=False, **kw)
     kw["charset"] = "utf8mb4"
+    if driver == "mysqlconnector":
+        conn = mod.connect(use_pure=False, autocommit=False, **kw)
+        if type(conn).__name__ != "CMySQLConnection":
+            conn.close()
+            try:
+                import _mysql_connector  # noqa: F401
+                why = "unknown reason"
+            except ImportError as exc:
+                why = str(exc)
+            raise RuntimeError("mysql-connector-python gave %s, not its C extension's "
+                               "CMySQLConnection (%s)" % (type(conn).__name__, why))
+        return conn
     try:
         conn = mod.connect(autocommit=False, **kw)
     except TypeError:
@@ -363,7 +506,10 @@ def digest_rows(rows, chunks=None):
     part = hashlib.sha1()
     n = 0
     for row in rows:
-        line = repr(tuple(row)).encode() + b"\n"
+        row = tuple(row)
+        if bytearray in map(type, row):  # mysql-connector's binary protocol: same bytes
+            row = tuple(bytes(v) if type(v) is bytearray else v for v in row)
+        line = repr(row).encode() + b"\n"
         h.update(line)
         n += 1
         if chunks is not None:
@@ -401,13 +547,16 @@ def rss_mb():
 
 
 def worker_main(driver, scenario, spec):
+    sc = SCENARIO[scenario]
+    quick = bool(spec.get("quick"))
     result = {"driver": driver, "scenario": scenario, "runs": [], "warmup": None}
     mod = import_driver(driver)
     result["version"] = driver_version(driver, mod)
     result["module_file"] = getattr(mod, "__file__", None)
     transport = spec.get("transport", "plain")
-    conn = driver_connect(mod, dict(spec["connect"], **transport_kwargs(
+    conn = driver_connect(driver, mod, dict(spec["connect"], **transport_kwargs(
         driver, transport, spec.get("tls_ca"))))
+    result["connection_class"] = type(conn).__module__ + "." + type(conn).__name__
     cur = conn.cursor()
     cur.execute("SELECT @@autocommit, @@character_set_client, @@character_set_results, "
                 "@@character_set_connection")
@@ -417,17 +566,25 @@ def worker_main(driver, scenario, spec):
     result["transport_session"] = seen
     result["transport_label"] = transport_label(seen)
     result["transport_wrong"] = check_transport(transport, seen)
-    result["cursor_class"] = type(cur).__module__ + "." + type(cur).__name__
     conn.rollback()
     result["rss_mb_connected"] = rss_mb()
 
-    n = spec["size"]
+    n = sc.size(quick)
+    loops = sc.loops[quick]
+    sql = sc.sql(quick)
     pid = spec.get("server_pid")
-    bcur = bench_cursor(driver, conn, scenario) if scenario in SCENARIO_DEFS else cur
+    bcur = bench_cursor(driver, conn, sc)
     result["cursor_class"] = type(bcur).__module__ + "." + type(bcur).__name__
 
-    if scenario in ("point", "point_prepared"):
-        keys = [(i * 7919) % n + 1 for i in range(n)]
+    def check_rows(rows):
+        h, count = digest_rows(rows, result.setdefault("chunk_digests", []))
+        return (count, h.hexdigest()[:16], short(rows[0] if count else None),
+                short(rows[-1] if count else None))
+
+    prepare = None
+    if sc.kind == "point":
+        table_n = TABLE_ROWS[sc.table][quick]
+        keys = [(i * 7919) % table_n + 1 for i in range(n)]
 
         def body():
             rows = []
@@ -436,13 +593,9 @@ def worker_main(driver, scenario, spec):
                 rows.extend(bcur.fetchall())
             return rows
 
-        def check(rows):
-            h, count = digest_rows(rows)
-            return count, h.hexdigest()[:16], short(rows[0]), short(rows[-1])
+        check = check_rows
 
-    elif scenario in UNBUFFERED:
-        sql = SELECT_SQL[scenario]
-
+    elif sc.kind == "stream":
         def body():
             count = 0
             bcur.execute(sql)
@@ -468,7 +621,7 @@ def worker_main(driver, scenario, spec):
             return (count, h.hexdigest()[:16], short(ends[0] if count else None),
                     short(ends[-1] if count else None))
 
-    elif scenario == "select1":
+    elif sc.kind == "select1":
         def body():
             last = None
             for _ in range(n):
@@ -480,7 +633,7 @@ def worker_main(driver, scenario, spec):
             h, _ = digest_rows(last)
             return n, h.hexdigest()[:16], short(last[0]), short(last[-1])
 
-    elif scenario == "executemany_20k":
+    elif sc.kind == "executemany":
         rows = executemany_rows(n)
 
         def prepare():
@@ -488,7 +641,7 @@ def worker_main(driver, scenario, spec):
             conn.commit()
 
         def body():
-            cur.executemany(INSERT_SQL, rows)
+            bcur.executemany(INSERT_SQL, rows)
             conn.commit()
             return None
 
@@ -504,26 +657,29 @@ def worker_main(driver, scenario, spec):
             digest = hashlib.sha1(repr(tuple(str(x) for x in agg)).encode()).hexdigest()[:16]
             return int(agg[0]), digest, short(first), short(last)
 
-    else:
-        sql = SELECT_SQL[scenario]
-
+    else:  # scan: `loops` x execute + fetchall, all rows kept
         def body():
-            bcur.execute(sql)
-            return bcur.fetchall()
+            if loops == 1:
+                bcur.execute(sql)
+                return bcur.fetchall()
+            rows = []
+            for _ in range(loops):
+                bcur.execute(sql)
+                rows.extend(bcur.fetchall())
+            return rows
 
-        def check(rows):
-            h, count = digest_rows(rows, result.setdefault("chunk_digests", []))
-            return (count, h.hexdigest()[:16], short(rows[0] if count else None),
-                    short(rows[-1] if count else None))
+        check = check_rows
+        if sc.kind == "scan":
+            def prepare():
+                # Buffered cursors keep the previous result until the next execute();
+                # release it here so that freeing the old rows is not counted in the
+                # timed section.
+                bcur.execute("SELECT 1")
+                bcur.fetchall()
 
     def one_run():
-        if scenario == "executemany_20k":
+        if prepare:
             prepare()
-        elif scenario in SELECT_SQL and scenario not in UNBUFFERED:
-            # Buffered cursors keep the previous result until the next execute(); release
-            # it here so that freeing the old rows is not counted in the timed section.
-            bcur.execute("SELECT 1")
-            bcur.fetchall()
         gc.collect()
         s0 = server_cpu_seconds(pid)
         c0 = time.process_time()
@@ -543,11 +699,11 @@ def worker_main(driver, scenario, spec):
     del out
     for _ in range(spec["repeat"]):
         run, out = one_run()
-        if scenario == "executemany_20k":
+        if sc.kind == "executemany":
             c2, d2, _, _ = check(out)
-        elif scenario == "select1":
+        elif sc.kind == "select1":
             c2, d2 = count, digest
-        elif scenario in UNBUFFERED:
+        elif sc.kind == "stream":
             c2, d2 = out, digest  # full digest on the warm-up run only
         else:
             c2, d2 = len(out), digest  # full digest on the warm-up run only
@@ -564,23 +720,43 @@ def worker_main(driver, scenario, spec):
     return result
 
 
-SCENARIO_DEFS = set(VARIANT_OF) | {"point"}
+def bench_cursor(driver, conn, sc):
+    """The cursor a scenario measures, each driver's own way.
 
-
-def bench_cursor(driver, conn, scenario):
-    """The cursor a scenario measures: prepared (mysqlc only) and/or unbuffered
-    (each driver's own SSCursor), arraysize SS_ARRAYSIZE for the unbuffered ones."""
-    if scenario in UNBUFFERED:
+    buffered text: ``conn.cursor()`` (mysql-connector's default cursor reads rows as they
+    are fetched; fetchall() reads them all).  prepared: ``cursor(prepared=True)`` (mysqlc,
+    mysql-connector), ``cursor(binary=True)`` (mariadb; plus ``prepared=True`` for the point loop).  unbuffered:
+    ``SSCursor`` (mysqlc, mysqlclient, PyMySQL), ``cursor(buffered=False)`` (mariadb,
+    mysql-connector), arraysize SS_ARRAYSIZE; unbuffered prepared: mysqlc
+    ``cursor(SSCursor, prepared=True)`` (a server-side cursor), mysql-connector
+    ``cursor(prepared=True)``, mariadb ``cursor(buffered=False, binary=True)``.
+    """
+    if driver == "mariadb":
+        kw = {}
+        if sc.prepared:
+            kw["binary"] = True
+            if sc.kind == "point":
+                # prepared=True: one statement, re-executed (it ignores any other SQL
+                # given to this cursor later, so only for the point loop)
+                kw["prepared"] = True
+        if sc.unbuffered:
+            kw["buffered"] = False
+        bcur = conn.cursor(**kw)
+    elif driver == "mysqlconnector":
+        bcur = conn.cursor(prepared=True) if sc.prepared else conn.cursor()
+    elif sc.unbuffered:
         cursors = importlib.import_module(DRIVER_MODULE[driver] + ".cursors")
-        if scenario in PREPARED:
+        if sc.prepared:
             bcur = conn.cursor(cursors.SSCursor, prepared=True)
         else:
             bcur = conn.cursor(cursors.SSCursor)
+    elif sc.prepared:
+        bcur = conn.cursor(prepared=True)
+    else:
+        bcur = conn.cursor()
+    if sc.unbuffered:
         bcur.arraysize = SS_ARRAYSIZE
-        return bcur
-    if scenario in PREPARED:
-        return conn.cursor(prepared=True)
-    return conn.cursor()
+    return bcur
 
 
 def probe_main(driver):
@@ -598,26 +774,22 @@ def probe_main(driver):
 # Setup: tables filled server-side with INSERT ... SELECT from a number sequence
 # --------------------------------------------------------------------------------------
 
-def table_defs(sizes, scenarios):
-    """{table: (create_sql, insert_select_sql or None, rows)} for the scenarios asked."""
+def table_defs(tables, quick):
+    """{table: (create_sql, insert_select_sql or None, rows)} for ``tables``."""
     s = "q.s"  # the sequence number, signed
-    defs = {}
-    if "int_200k" in scenarios:
-        n = sizes["int_200k"]
-        defs["t_int"] = (
-            "CREATE TABLE t_int (id INT NOT NULL PRIMARY KEY, c1 INT NOT NULL, "
-            "c2 BIGINT NOT NULL, c3 INT NOT NULL, c4 BIGINT NOT NULL, c5 INT NOT NULL, "
-            "c6 BIGINT NOT NULL, c7 INT NOT NULL, c8 BIGINT NOT NULL, c9 INT NOT NULL) "
-            "ENGINE=InnoDB",
-            "INSERT INTO t_int SELECT {s}, ({s} * 7919) % 2000003 - 1000000, {s} * 2654435761, "
-            "{s} % 1000, -({s} * 1000003) * 1000003, 2147483647 - {s}, "
-            "({s} * 40503) % 9973 - 4986, ({s} * 37) % 65536, "
-            "9223372036854775807 - {s} * 1000000007, "
-            "CASE WHEN {s} % 3 = 0 THEN -{s} ELSE {s} * 3 END FROM {src}",
-            n)
-    if "mixed_100k" in scenarios:
-        n = sizes["mixed_100k"]
-        defs["t_mixed"] = (
+    int_cols = ("(id INT NOT NULL PRIMARY KEY, c1 INT NOT NULL, "
+                "c2 BIGINT NOT NULL, c3 INT NOT NULL, c4 BIGINT NOT NULL, c5 INT NOT NULL, "
+                "c6 BIGINT NOT NULL, c7 INT NOT NULL, c8 BIGINT NOT NULL, c9 INT NOT NULL) "
+                "ENGINE=InnoDB")
+    int_fill = ("SELECT {s}, ({s} * 7919) % 2000003 - 1000000, {s} * 2654435761, "
+                "{s} % 1000, -({s} * 1000003) * 1000003, 2147483647 - {s}, "
+                "({s} * 40503) % 9973 - 4986, ({s} * 37) % 65536, "
+                "9223372036854775807 - {s} * 1000000007, "
+                "CASE WHEN {s} % 3 = 0 THEN -{s} ELSE {s} * 3 END FROM {src}")
+    defs = {
+        "t_int": ("CREATE TABLE t_int " + int_cols, "INSERT INTO t_int " + int_fill),
+        "t_int1m": ("CREATE TABLE t_int1m " + int_cols, "INSERT INTO t_int1m " + int_fill),
+        "t_mixed": (
             "CREATE TABLE t_mixed (id INT NOT NULL PRIMARY KEY, i INT NOT NULL, "
             "b BIGINT NOT NULL, name VARCHAR(64) NOT NULL, d DOUBLE NOT NULL, "
             "price DECIMAL(12,2) NOT NULL, created DATETIME NOT NULL, day DATE NOT NULL, "
@@ -632,47 +804,55 @@ def table_defs(sizes, scenarios):
             "DATE_ADD('2000-01-01 00:00:00', INTERVAL ({s} * 7919) % 700000000 SECOND), "
             "DATE_ADD('1990-01-01', INTERVAL {s} % 15000 DAY), "
             "CASE WHEN {s} % 5 = 0 THEN NULL "
-            "ELSE REPEAT(CONCAT('note ', {s}, ' '), 1 + {s} % 6) END FROM {src}",
-            n)
-    if "datetime_200k" in scenarios:
-        n = sizes["datetime_200k"]
-        defs["t_dt"] = (
+            "ELSE REPEAT(CONCAT('note ', {s}, ' '), 1 + {s} % 6) END FROM {src}"),
+        "t_dt": (
             "CREATE TABLE t_dt (dt DATETIME(6) NOT NULL, ts TIMESTAMP NULL DEFAULT NULL, "
             "d DATE NOT NULL) ENGINE=InnoDB",
             "INSERT INTO t_dt SELECT "
             "DATE_ADD(DATE_ADD('2001-01-01 00:00:00', INTERVAL ({s} * 7919) % 600000000 SECOND), "
             "INTERVAL ({s} * 104729) % 1000000 MICROSECOND), "
             "FROM_UNIXTIME(946684800 + ({s} * 7919) % 900000000), "
-            "DATE_ADD('1970-01-01', INTERVAL ({s} * 13) % 40000 DAY) FROM {src}",
-            n)
-    if "wide_2k" in scenarios:
-        n = sizes["wide_2k"]
-        cols, exprs = ["c000 INT NOT NULL PRIMARY KEY"], ["{s}"]
-        for k in range(1, WIDE_COLUMNS):
-            if k % 2:
-                cols.append("c%03d INT NOT NULL" % k)
-                exprs.append("({s} * %d) %% 1000003 - 500000" % (k * 7919 + 1))
-            else:
-                cols.append("c%03d VARCHAR(32) NOT NULL" % k)
-                exprs.append("CONCAT('w%d-', ({s} * %d) %% 99991)" % (k, k))
-        defs["t_wide"] = (
-            "CREATE TABLE t_wide (%s) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4" % ", ".join(cols),
-            "INSERT INTO t_wide SELECT %s FROM {src}" % ", ".join(exprs),
-            n)
-    if "executemany_20k" in scenarios:
-        defs["t_ins"] = (
+            "DATE_ADD('1970-01-01', INTERVAL ({s} * 13) % 40000 DAY) FROM {src}"),
+        "t_text": (
+            "CREATE TABLE t_text (id INT NOT NULL PRIMARY KEY, code CHAR(8) NOT NULL, "
+            "title VARCHAR(100) NOT NULL, city VARCHAR(64) NULL, body TEXT NOT NULL) "
+            "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
+            "INSERT INTO t_text SELECT {s}, LEFT(MD5({s}), 8), "
+            "CONCAT('Title ', {s}, ' ', REPEAT('x', {s} % 40)), "
+            "CASE {s} % 5 WHEN 0 THEN NULL WHEN 1 THEN CONCAT('Z\u00fcrich ', {s} % 100) "
+            "WHEN 2 THEN CONCAT('\u041c\u043e\u0441\u043a\u0432\u0430 ', {s} % 100) "
+            "WHEN 3 THEN CONCAT('\u6771\u4eac \U0001f5fc ', {s} % 100) "
+            "ELSE CONCAT('city ', {s} % 1000) END, "
+            "REPEAT(CONCAT(MD5({s}), ' '), 1 + {s} % 8) FROM {src}"),
+        "t_blob": (
+            "CREATE TABLE t_blob (id INT NOT NULL PRIMARY KEY, data LONGBLOB NOT NULL) "
+            "ENGINE=InnoDB",
+            "INSERT INTO t_blob SELECT {s}, REPEAT(UNHEX(SHA2(CONCAT('blob', {s}), 512)), "
+            "%d) FROM {src}" % (BLOB_BYTES // 64)),
+        "t_ins": (
             "CREATE TABLE t_ins (id INT NOT NULL PRIMARY KEY, qty BIGINT NOT NULL, "
             "name VARCHAR(64) NOT NULL, created DATETIME(6) NOT NULL) "
-            "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
-            None, 0)
-    return {name: (create, fill.replace("{s}", s) if fill else None, n)
-            for name, (create, fill, n) in defs.items()}
+            "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4", None),
+    }
+    cols, exprs = ["c000 INT NOT NULL PRIMARY KEY"], ["{s}"]
+    for k in range(1, WIDE_COLUMNS):
+        if k % 2:
+            cols.append("c%03d INT NOT NULL" % k)
+            exprs.append("({s} * %d) %% 1000003 - 500000" % (k * 7919 + 1))
+        else:
+            cols.append("c%03d VARCHAR(32) NOT NULL" % k)
+            exprs.append("CONCAT('w%d-', ({s} * %d) %% 99991)" % (k, k))
+    defs["t_wide"] = (
+        "CREATE TABLE t_wide (%s) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4" % ", ".join(cols),
+        "INSERT INTO t_wide SELECT %s FROM {src}" % ", ".join(exprs))
+    return {name: (create, fill.replace("{s}", s) if fill else None, TABLE_ROWS[name][quick])
+            for name, (create, fill) in defs.items() if name in tables}
 
 
 def setup_main(driver, spec):
     """Create and fill the tables (skipped when already there with the same definition)."""
     mod = import_driver(driver)
-    conn = driver_connect(mod, spec["connect"])
+    conn = driver_connect(driver, mod, spec["connect"])
     cur = conn.cursor()
     info = {"driver": driver}
 
@@ -693,7 +873,7 @@ def setup_main(driver, spec):
     cur.execute("CREATE TABLE IF NOT EXISTS bench_meta (name VARCHAR(64) PRIMARY KEY, "
                 "signature VARCHAR(255) NOT NULL)")
     conn.commit()
-    defs = table_defs(spec["sizes"], spec["scenarios"])
+    defs = table_defs(spec["tables"], spec["quick"])
     max_n = max([n for _, _, n in defs.values()] + [1])
     if not has_sequence:
         # Portable number source: 1..10^6 from a cross join of digits.
@@ -778,12 +958,18 @@ def run_child(args, spec, timeout=WORKER_TIMEOUT):
 
 
 def child_entry(argv):
-    """Entry point of a subprocess (--worker / --probe / --setup)."""
+    """Entry point of a subprocess (--worker / --probe / --setup / --replay-worker)."""
     spec = json.loads(sys.stdin.read() or "{}")
     path = spec.get("result_path")
     try:
         if argv[0] == "--worker":
             res = worker_main(argv[1], argv[2], spec)
+        elif argv[0] == "--replay-worker":
+            sys.path.insert(0, HERE)
+            import _replay
+            mod = import_driver("mysqlc")
+            res = _replay.replay_main(spec, lambda: driver_connect(
+                "mysqlc", mod, dict(spec["connect"], **transport_kwargs("mysqlc", "plain", None))))
         elif argv[0] == "--probe":
             res = probe_main(argv[1])
         else:
@@ -820,7 +1006,9 @@ def fmt_ms(x):
     return "-" if x is None else "%.1f" % (x * 1000.0)
 
 
-def summarize(res, size):
+def summarize(res, size, floor_s=None):
+    """Medians and ratios of one driver's runs; ``floor_s``: the floor's CPU time for the
+    same rows (--replay), or None."""
     runs = res["runs"]
     walls = [r["wall_s"] for r in runs]
     cpus = [r["cpu_s"] for r in runs]
@@ -834,6 +1022,11 @@ def summarize(res, size):
         "per_second": size / med_wall if med_wall > 0 else float("inf"),
         "cpu_us_per_row": med_cpu / size * 1e6,
         "rss_mb_peak": res.get("rss_mb_peak"),
+        "rss_mb_growth": (res["rss_mb_peak"] - res["rss_mb_connected"])
+        if res.get("rss_mb_peak") and res.get("rss_mb_connected") else None,
+        "wall_over_server_cpu": med_wall / statistics.median(servers)
+        if servers and statistics.median(servers) > 0 else None,
+        "cpu_over_floor": med_cpu / floor_s if floor_s else None,
     }
 
 
@@ -866,22 +1059,32 @@ def first_difference(res, by_driver):
     return ", first difference in rows %d-%d" % (i * CHUNK + 1, (i + 1) * CHUNK)
 
 
-def report(results, sizes, runs, drivers):
+def fmt_ratio(x):
+    return "-" if x is None else "%.2f×" % x
+
+
+def report(results, quick, runs, drivers, floors=None):
     """Text report; also fills results[key][driver]['summary'] / ['check'].
 
-    ``runs``: (key, scenario, transport) triples, e.g. ("int_200k@tls", "int_200k", "tls").
+    ``runs``: (key, scenario, transport) triples, e.g. ("int10_200k@tls", "int10_200k",
+    "tls"); ``floors``: {replay scenario: the floor's median CPU seconds} from --replay.
     """
     out = []
+    floors = floors or {}
     for key, scenario, transport in runs:
-        n = sizes[scenario]
-        per_query = scenario in ("select1", "point", "point_prepared")
+        sc = SCENARIO[scenario]
+        n = sc.size(quick)
+        floor_s = floors.get(FLOOR_OF.get(scenario))
+        per_query = sc.per_query
         unit = "queries/s" if per_query else "rows/s"
         per = "µs/query" if per_query else "µs/row"
         what = "%s round trips" % fmt_int(n) if per_query else "%s rows" % fmt_int(n)
+        if sc.kind == "scan" and sc.loops[quick] > 1:
+            what += " in %s queries" % fmt_int(sc.loops[quick])
         if transport != "plain":
             what += "; " + TRANSPORT_TEXT[transport]
         out.append("")
-        out.append("== %s: %s (%s) ==" % (key, DESCRIPTION[scenario], what))
+        out.append("== %s: %s (%s) ==" % (key, sc.description, what))
         rows = []
         ok = {}
         notes = []
@@ -904,15 +1107,15 @@ def report(results, sizes, runs, drivers):
                 notes.append("%s skipped: %s" % (d, entry["skipped"]))
                 continue
             if entry.get("error"):
-                rows.append([d, "-", "-", "-", "-", "-", "-", "ERROR"]
+                rows.append([d] + ["-"] * 9 + ["ERROR"]
                             + (["-"] if transport != "plain" else []))
                 notes.append("%s failed: %s" % (d, entry["error"]))
                 continue
             res = entry["result"]
-            summ = summarize(res, n)
+            summ = summarize(res, n, floor_s)
             entry["summary"] = summ
             check = "ok"
-            if res["count"] != n and scenario != "select1":
+            if res["count"] != n and sc.kind != "select1":
                 check = "WRONG COUNT %d" % res["count"]
             elif len(set(digests.values())) > 1 and res["digest"] != majority:
                 check = "MISMATCH"
@@ -933,13 +1136,16 @@ def report(results, sizes, runs, drivers):
                 d, fmt_int(summ["per_second"]),
                 "%s / %s" % (fmt_ms(summ["wall_best_s"]), fmt_ms(summ["wall_median_s"])),
                 fmt_ms(summ["cpu_median_s"]), "%.3f" % summ["cpu_us_per_row"],
-                fmt_ms(summ["server_cpu_median_s"]),
+                fmt_ms(summ["server_cpu_median_s"]), fmt_ratio(summ["wall_over_server_cpu"]),
+                fmt_ratio(summ["cpu_over_floor"]),
                 "%.0f" % summ["rss_mb_peak"] if summ["rss_mb_peak"] else "-",
+                "%+.0f" % summ["rss_mb_growth"] if summ["rss_mb_growth"] is not None else "-",
                 check,
             ] + ([res.get("transport_label", "?")] if transport != "plain" else []))
         if rows:
             print_table(["driver", unit, "wall ms best/med", "client CPU ms", "CPU " + per,
-                         "server CPU ms", "peak RSS MB", "check"]
+                         "server CPU ms", "wall/server", "CPU/floor", "peak RSS MB",
+                         "RSS growth", "check"]
                         + (["session (verified)"] if transport != "plain" else []), rows, out)
         out.extend(notes)
         mine = by_driver.get("mysqlc", {}).get("summary")
@@ -949,8 +1155,11 @@ def report(results, sizes, runs, drivers):
                 other = by_driver.get(d, {}).get("summary")
                 if d == "mysqlc" or not other:
                     continue
-                parts_cpu.append("%.2f× %s" % (mine["cpu_median_s"] / other["cpu_median_s"], d))
-                parts_wall.append("%.2f× %s" % (mine["wall_median_s"] / other["wall_median_s"], d))
+                vs = mine.setdefault("vs_peers", {})[d] = {
+                    "cpu": mine["cpu_median_s"] / other["cpu_median_s"],
+                    "wall": mine["wall_median_s"] / other["wall_median_s"]}
+                parts_cpu.append("%.2f× %s" % (vs["cpu"], d))
+                parts_wall.append("%.2f× %s" % (vs["wall"], d))
             if parts_cpu:
                 caveat = ""
                 if not ok.get("mysqlc"):
@@ -1066,17 +1275,32 @@ def transport_summary(results, runs, peer="mysqlclient"):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in ("--worker", "--probe", "--setup"):
+    if argv and argv[0] in ("--worker", "--probe", "--setup", "--replay-worker"):
         return child_entry(argv)
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--drivers", default=",".join(DRIVERS),
                    help="comma-separated subset of %s" % ",".join(DRIVERS))
-    p.add_argument("--scenarios", default=",".join(SCENARIOS),
-                   help="comma-separated subset of %s; a suffix @TRANSPORT (e.g. "
-                        "int_200k@tls) runs that scenario over that transport only"
-                        % ",".join(SCENARIOS))
+    p.add_argument("--scenarios", default=None,
+                   help="comma-separated subset of %s (default: all but the --large ones "
+                        "and the earlier names mixed_100k, wide_2k; int_200k* are aliases of "
+                        "int10_200k*); a suffix @TRANSPORT (e.g. int10_200k@tls) runs that "
+                        "scenario over that transport only" % ",".join(SCENARIOS))
+    p.add_argument("--large", action="store_true",
+                   help="add the large scenarios (%s) to the default set"
+                        % ", ".join(LARGE_SCENARIOS))
+    p.add_argument("--replay", action="store_true",
+                   help="also capture the server's bytes for the scans %s (text and binary "
+                        "protocol) and time mysqlc's decoder on them with no server, beside "
+                        "the floor (benchmarks/_floor.c)" % ", ".join(REPLAY_SCENARIOS))
+    p.add_argument("--save-wire", metavar="DIR",
+                   help="with --replay: save the captured responses as DIR/NAME.text.wire "
+                        "and NAME.binary.wire (for benchmarks/_replay.py loop, perf)")
+    p.add_argument("--chart", metavar="PNG", help="write a chart of rows/s and client CPU "
+                                                  "per row (matplotlib)")
+    p.add_argument("--results", metavar="MD", help="rewrite the generated part of this "
+                                                   "markdown file (benchmarks/RESULTS.md)")
     p.add_argument("--transport", default="plain",
                    help="comma-separated transports to run every scenario over: %s "
                         "(default plain). tls: the private server gets a test CA and "
@@ -1095,6 +1319,7 @@ def main(argv=None):
                    help="connect over the unix socket instead of TCP (all drivers)")
     p.add_argument("--json", metavar="PATH", help="write all measurements to this JSON file")
     args = p.parse_args(argv)
+    args.argv = list(argv)
 
     drivers = [d.strip() for d in args.drivers.split(",") if d.strip()]
     for d in drivers:
@@ -1105,10 +1330,16 @@ def main(argv=None):
         if t not in TRANSPORTS:
             p.error("unknown transport %r (choose from %s)" % (t, ", ".join(TRANSPORTS)))
     runs = []          # (key, scenario, transport)
-    for item in (x.strip() for x in args.scenarios.split(",")):
+    chosen = args.scenarios
+    if chosen is None:
+        chosen = ",".join(DEFAULT_SCENARIOS + (LARGE_SCENARIOS if args.large else ()))
+    elif args.large:
+        chosen += "," + ",".join(LARGE_SCENARIOS)
+    for item in (x.strip() for x in chosen.split(",")):
         if not item:
             continue
         name, _, suffix = item.partition("@")
+        name = ALIASES.get(name, name)
         if name not in SCENARIOS:
             p.error("unknown scenario %r (choose from %s)" % (name, ", ".join(SCENARIOS)))
         if suffix and suffix not in TRANSPORTS:
@@ -1122,7 +1353,11 @@ def main(argv=None):
     repeat = args.repeat if args.repeat is not None else (3 if args.quick else 5)
     if repeat < 1:
         p.error("--repeat must be >= 1")
-    sizes = SIZES["quick" if args.quick else "full"]
+    quick = bool(args.quick)
+    replays = []
+    if args.replay:  # the replay scans among the chosen scenarios, or all of them
+        replays = [s for s in REPLAY_SCENARIOS if s in {FLOOR_OF.get(x) for x in scenarios}] \
+            or list(REPLAY_SCENARIOS)
 
     t_start = time.perf_counter()
     print("mysqlc benchmark: %s" % ", ".join(r[0] for r in runs), flush=True)
@@ -1164,10 +1399,10 @@ def main(argv=None):
             print("--transport tls: %s" % exc, file=sys.stderr)
             return 2
         tls_ca = certs.ca
-        server_ctx = server_mod.get_server(extra_args=certs.server_args)
+        server_ctx = server_mod.get_server(extra_args=list(certs.server_args) + SERVER_ARGS)
         server_kind = None
     else:
-        server_ctx = server_mod.get_server()
+        server_ctx = server_mod.get_server(extra_args=SERVER_ARGS)
         server_kind = None
 
     try:
@@ -1179,15 +1414,15 @@ def main(argv=None):
         return 2
     try:
         return run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios,
-                       sizes, repeat, t_start, tls_ca)
+                       replays, quick, repeat, t_start, tls_ca)
     finally:
         server_ctx.__exit__(None, None, None)
         if certs_dir:
             shutil.rmtree(certs_dir, ignore_errors=True)
 
 
-def run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios, sizes, repeat,
-            t_start, tls_ca=None):
+def run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios, replays,
+            quick, repeat, t_start, tls_ca=None):
     """Set up the tables on ``srv``, run every worker, print and save the report.
 
     ``runs``: (key, scenario, transport) triples; ``tls_ca``: the CA that signed the
@@ -1208,8 +1443,8 @@ def run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios,
     for d in ("pymysql", "mysqlclient", "mysqlc"):
         if d in available:
             setup_info, err = run_child(["--setup", d], {
-                "connect": connect, "sizes": sizes,
-                "scenarios": list(dict.fromkeys(TABLE_SCENARIO.get(s, s) for s in scenarios))})
+                "connect": connect, "quick": quick, "tables": sorted(set(
+                    SCENARIO[s].table for s in scenarios + replays if SCENARIO[s].table))})
             if setup_info:
                 break
             print("setup with %s failed: %s" % (d, err), file=sys.stderr)
@@ -1230,9 +1465,9 @@ def run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios,
     for d in drivers:
         pr = probes[d]
         if pr.get("available"):
-            header.append("driver  : %-11s %s" % (d, pr["version"]))
+            header.append("driver  : %-14s %s" % (d, pr["version"]))
         else:
-            header.append("driver  : %-11s skipped (%s)" % (d, pr.get("error")))
+            header.append("driver  : %-14s skipped (%s)" % (d, pr.get("error")))
     header.append("server  : %s %s, %s, %s; server CPU %s" % (
         setup_info["server_version"], setup_info.get("version_comment") or "",
         server_kind, transport,
@@ -1251,6 +1486,8 @@ def run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios,
     header.append("method  : 1 warm-up + %d timed run(s) per driver and scenario, each in its "
                   "own process; default cursor, fetchall(), utf8mb4, autocommit off"
                   % repeat)
+    load_start = os.getloadavg()
+    header.append("load    : %.2f %.2f %.2f (1/5/15 min) at the start" % load_start)
     print("\n".join(header), flush=True)
 
     results = {}
@@ -1267,18 +1504,52 @@ def run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios,
                 results[key][d] = {"skipped": SCENARIO_UNSUPPORTED[(d, scenario)]}
                 continue
             t0 = time.perf_counter()
-            spec = {"connect": connect, "size": sizes[scenario], "repeat": repeat,
+            spec = {"connect": connect, "quick": quick, "repeat": repeat,
                     "server_pid": server_pid, "transport": transport, "tls_ca": tls_ca}
             res, err = run_child(["--worker", d, scenario], spec)
             took = time.perf_counter() - t0
             if res:
                 results[key][d] = {"result": res}
-                print("  %-22s %-12s %6.1f s" % (key, d, took), flush=True)
+                print("  %-24s %-14s %6.1f s" % (key, d, took), flush=True)
             else:
                 results[key][d] = {"error": err}
-                print("  %-22s %-12s FAILED: %s" % (key, d, err), flush=True)
+                print("  %-24s %-14s FAILED: %s" % (key, d, err), flush=True)
 
-    lines = report(results, sizes, runs, drivers)
+    replay = None
+    replay_repeat = max(repeat, 5)
+    if replays:
+        t0 = time.perf_counter()
+        if args.save_wire:
+            os.makedirs(args.save_wire, exist_ok=True)
+        replay, err = run_child(["--replay-worker"], {
+            "connect": connect, "repeat": replay_repeat, "save_dir": args.save_wire,
+            "queries": [(s, SCENARIO[s].sql(quick)) for s in replays]})
+        if replay is None:
+            replay = {"error": err}
+        print("  %-24s %-14s %6.1f s%s" % ("replay + floor", "mysqlc", time.perf_counter() - t0,
+                                          " FAILED: %s" % err if err else ""), flush=True)
+    floors = {s: r["floor"]["cpu_median_s"]
+              for s, r in ((replay or {}).get("scenarios") or {}).items()}
+    lines = report(results, quick, runs, drivers, floors)
+    doc = {
+        "started": datetime.datetime.now().isoformat(timespec="seconds"),
+        "command": " ".join(["python", "benchmarks/bench.py"] + (args.argv or [])),
+        "header": header,
+        "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
+                    "system": platform.platform(), "loadavg_start": load_start},
+        "python": platform.python_version(),
+        "drivers": probes, "server": dict(setup_info, kind=server_kind,
+                                           transport=transport, pid=server_pid),
+        "repeat": repeat, "quick": quick,
+        "sizes": {s: SCENARIO[s].size(quick) for s in scenarios},
+        "descriptions": {s: SCENARIO[s].description for s in scenarios},
+        "runs": [{"key": k, "scenario": s, "transport": t} for k, s, t in runs],
+        "tls_verified": bool(tls_ca),
+        "clk_tck": CLK_TCK, "results": results, "replay": replay,
+        "replay_repeat": replay_repeat,
+    }
+    doc["targets"] = _report.evaluate_targets(doc)
+    lines += _report.replay_lines(doc) + _report.target_lines(doc)
     print("\n".join(lines))
     total = time.perf_counter() - t_start
     print("\ntotal %.1f s" % total)
@@ -1291,20 +1562,17 @@ def run_all(args, srv, server_kind, probes, drivers, available, runs, scenarios,
             elif entry.get("check") not in (None, "ok"):
                 problems.append("%s/%s: %s" % (key, d, entry["check"]))
 
+    if replay and replay.get("error"):
+        problems.append("replay: %s" % replay["error"])
+    doc.update(problems=problems, total_seconds=total, report=lines,
+               machine=dict(doc["machine"], loadavg_end=os.getloadavg()))
+    if args.chart:
+        _report.chart(doc, args.chart)
+        print("wrote %s" % args.chart)
+    if args.results:
+        _report.write_results(doc, args.results, chart=args.chart)
+        print("wrote %s" % args.results)
     if args.json:
-        doc = {
-            "started": datetime.datetime.now().isoformat(timespec="seconds"),
-            "machine": {"cpu": cpu_model(), "cores": os.cpu_count(),
-                        "system": platform.platform()},
-            "python": platform.python_version(),
-            "drivers": probes, "server": dict(setup_info, kind=server_kind,
-                                               transport=transport, pid=server_pid),
-            "repeat": repeat, "quick": args.quick, "sizes": {s: sizes[s] for s in scenarios},
-            "runs": [{"key": k, "scenario": s, "transport": t} for k, s, t in runs],
-            "tls_verified": bool(tls_ca),
-            "clk_tck": CLK_TCK, "results": results, "problems": problems,
-            "total_seconds": total,
-        }
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
         with open(args.json, "w") as f:
             json.dump(doc, f, indent=1, default=str)

@@ -128,26 +128,40 @@ def _arrow_type(pa, desc, flags, decimal):
     return None   # strings: decided from the values (str -> utf8, bytes -> binary)
 
 
-def _rows_to_batch(pa, cursor, rows, decimal):
-    """A record batch from rows a cursor has already decoded."""
+def _column_types(pa, cursor, rows, decimal):
+    """Arrow types of a buffered cursor's columns; a string column is binary when any of
+    `rows` (all the rows that will be converted) holds bytes in it."""
     desc = cursor.description
     flags = cursor.description_flags or (0,) * len(desc)
     dict_rows = bool(rows) and isinstance(rows[0], dict)
-    arrays, names = [], []
+    types = []
     for i, (d, f) in enumerate(zip(desc, flags)):
+        t = _arrow_type(pa, d, f, decimal)
+        if t is None:   # text or binary: the values say; all NULL: the BINARY flag
+            key = d[0] if dict_rows else i
+            kinds = {type(row[key]) for row in rows} - {type(None)}
+            if kinds:
+                t = pa.utf8() if kinds <= {str} else pa.binary()
+            else:
+                t = pa.binary() if f & 128 else pa.utf8()
+        types.append(t)
+    return types
+
+
+def _rows_to_batch(pa, cursor, rows, types, decimal):
+    """A record batch from rows a cursor has already decoded."""
+    desc = cursor.description
+    dict_rows = bool(rows) and isinstance(rows[0], dict)
+    arrays = []
+    for i, (d, t) in enumerate(zip(desc, types)):
         key = d[0] if dict_rows else i
         values = [row[key] for row in rows]
-        t = _arrow_type(pa, d, f, decimal)
-        if t is None:
-            is_bytes = any(isinstance(v, (bytes, bytearray)) for v in values)
-            t = pa.binary() if is_bytes else pa.utf8()
-        elif decimal == "float" and pa.types.is_floating(t):
+        if decimal == "float" and pa.types.is_floating(t):
             values = [None if v is None else float(v) for v in values]
         elif decimal == "str" and pa.types.is_string(t):
             values = [None if v is None else str(v) for v in values]
         arrays.append(pa.array(values, type=t))
-        names.append(d[0])
-    return pa.RecordBatch.from_arrays(arrays, names=names)
+    return pa.RecordBatch.from_arrays(arrays, names=[d[0] for d in desc])
 
 
 class _Batches:
@@ -161,7 +175,7 @@ class _Batches:
         self.cursor = cursor
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE
         self.decimal = decimal
-        self.progress = _Progress(progress)
+        self.progress = progress if isinstance(progress, _Progress) else _Progress(progress)
         self._schema = None
 
     def _python_rows(self, n):
@@ -186,10 +200,26 @@ class _Batches:
         core = _core_source(self.cursor)
         if core is not None:
             return core.arrow_schema(decimal=self.decimal)
+        return self._python_schema().__arrow_c_schema__()
+
+    def _python_schema(self):
         if self._schema is None:
             pa = _need("pyarrow", "columnar output of a buffered cursor")
-            self._schema = _rows_to_batch(pa, self.cursor, [], self.decimal).schema
-        return self._schema.__arrow_c_schema__()
+            cur = self.cursor
+            conn = cur.connection
+            core = conn._conn if conn is not None else None
+            if (core is not None and conn._is_owner(cur) and core.field_count > 0
+                    and core.description == cur.description):
+                # the C core still holds this result's column definitions: exact types
+                schema = pa.Schema._import_from_c_capsule(core.arrow_schema(decimal=self.decimal))
+                self._types = list(schema.types)
+            else:
+                pending = list(getattr(cur, "_buffer", None) or ())
+                if not getattr(cur, "_unbuffered", False):
+                    pending = list((cur._rows or ())[cur.rownumber or 0:])
+                self._types = _column_types(pa, cur, pending, self.decimal)
+            self._schema = pa.schema([(d[0], t) for d, t in zip(cur.description, self._types)])
+        return self._schema
 
     def next(self):
         """The next batch as capsules, or None at the end."""
@@ -197,7 +227,8 @@ class _Batches:
         rows = self._python_rows(n)
         if rows:
             pa = _need("pyarrow", "columnar output of a buffered cursor")
-            batch = _rows_to_batch(pa, self.cursor, rows, self.decimal)
+            self._python_schema()
+            batch = _rows_to_batch(pa, self.cursor, rows, self._types, self.decimal)
             self.progress.add(batch.num_rows)
             return batch.__arrow_c_array__()
         core = _core_source(self.cursor)
@@ -205,11 +236,11 @@ class _Batches:
             self._finish(core)
             return None
         schema, array, got = core.fetch_arrow(n, decimal=self.decimal)
+        self.cursor.rownumber = (self.cursor.rownumber or 0) + got
         if not (core.rows_pending or core.cursor_open):
             self._finish(core)
         if got == 0:
             return None
-        self.cursor.rownumber = (self.cursor.rownumber or 0) + got
         self.progress.add(got)
         return schema, array
 
@@ -371,16 +402,46 @@ def _quote_ident(name):
     return "`" + str(name).replace("`", "``") + "`"
 
 
-def _read_one(conn, sql, params, batch_size, decimal, progress):
+def _binary_stream_cursor():
+    from .cursors import SSCursor, _PreparedMixin
+
+    class BinaryStreamCursor(_PreparedMixin, SSCursor):
+        """Prepared statement whose binary rows are read from the socket as they are
+        fetched (no server-side cursor, so the server streams the result at once)."""
+        _server_cursor = False
+    return BinaryStreamCursor
+
+
+_ER_UNSUPPORTED_PS = 1295
+
+
+def _read_one(conn, sql, params, batch_size, decimal, progress, protocol="binary"):
     from .cursors import SSCursor
-    cur = conn.cursor(SSCursor)
-    try:
+    from .errors import ProgrammingError as PE, OperationalError as OE
+    if protocol == "binary":
+        cur = conn.cursor(_BINARY_STREAM)
+        try:
+            cur.execute(sql, params)
+        except (PE, OE) as exc:
+            if exc.args[0] != _ER_UNSUPPORTED_PS:
+                cur.close()
+                raise
+            cur.close()   # a statement that cannot be prepared: the text protocol
+            return _read_one(conn, sql, params, batch_size, decimal, progress, "text")
+    elif protocol == "text":
+        cur = conn.cursor(SSCursor)
         cur.execute(sql, params)
+    else:
+        raise ValueError("protocol must be 'binary' or 'text', not %r" % (protocol,))
+    try:
         if cur.description is None:
             raise ProgrammingError(0, "read_sql(): the statement returned no result set")
         return arrow_table(cur, batch_size, decimal, progress)
     finally:
         cur.close()
+
+
+_BINARY_STREAM = _binary_stream_cursor()
 
 
 def _partition_queries(sql, column, lo, hi, n):
@@ -398,7 +459,8 @@ def _partition_queries(sql, column, lo, hi, n):
     return out
 
 
-def _read_partitioned(source, sql, params, column, partitions, batch_size, decimal, progress):
+def _read_partitioned(source, sql, params, column, partitions, batch_size, decimal, progress,
+                      protocol):
     pa = _need("pyarrow", "read_sql()")
     conn, owned = _open(source)
     try:
@@ -413,7 +475,7 @@ def _read_partitioned(source, sql, params, column, partitions, batch_size, decim
     if lo is None:   # no rows, or only NULLs in the column: one plain read
         conn, owned = _open(source)
         try:
-            return _read_one(conn, sql, params, batch_size, decimal, progress)
+            return _read_one(conn, sql, params, batch_size, decimal, progress, protocol)
         finally:
             if owned:
                 conn.close()
@@ -428,7 +490,8 @@ def _read_partitioned(source, sql, params, column, partitions, batch_size, decim
         try:
             c = _open_like(source)
             try:
-                results[i] = _read_one(c, queries[i], params, batch_size, decimal, progress)
+                results[i] = _read_one(c, queries[i], params, batch_size, decimal, progress,
+                                       protocol)
             finally:
                 c.close()
         except BaseException as exc:   # re-raised in the caller's thread
@@ -446,7 +509,8 @@ def _read_partitioned(source, sql, params, column, partitions, batch_size, decim
 
 
 def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None,
-             partitions=None, batch_size=None, decimal="decimal", progress=None):
+             partitions=None, batch_size=None, decimal="decimal", progress=None,
+             protocol="binary"):
     """Run a query and return its whole result in columnar form.
 
     Parameters
@@ -480,6 +544,11 @@ def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None
         Called with the number of rows read so far after each batch (from the
         reading threads), or ``progress.update(rows_in_batch)`` when it has an
         ``update`` method (a ``tqdm`` bar).
+    protocol : {"binary", "text"}
+        "binary" (default): the query runs as a prepared statement (COM_STMT_EXECUTE,
+        no server-side cursor) and the rows arrive in the binary protocol, which costs
+        the server less than formatting every value as text; statements that cannot be
+        prepared (error 1295) fall back to "text" (COM_QUERY).  The values are the same.
 
     Raises
     ------
@@ -491,15 +560,16 @@ def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None
         `partition_on` names a column whose values are not integers.
     """
     _need("pyarrow", "read_sql()")
+    progress = _Progress(progress)   # one count over all partitions
     if partitions is not None and partitions < 1:
         raise ValueError("partitions must be at least 1")
     if partition_on is not None and (partitions or 1) > 1:
         table = _read_partitioned(source, sql, params, partition_on, partitions,
-                                  batch_size, decimal, progress)
+                                  batch_size, decimal, progress, protocol)
     else:
         conn, owned = _open(source)
         try:
-            table = _read_one(conn, sql, params, batch_size, decimal, progress)
+            table = _read_one(conn, sql, params, batch_size, decimal, progress, protocol)
         finally:
             if owned:
                 conn.close()

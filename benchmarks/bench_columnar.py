@@ -252,6 +252,35 @@ def server_cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK_TCK   # fields 14, 15: utime, stime
 
 
+def system_busy_seconds():
+    """CPU seconds all cores spent busy (not idle, not iowait) since boot, from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (sum(fields[:8]) - fields[3] - fields[4]) / CLK_TCK   # up to steal; guests are in user
+
+
+class CpuMeter:
+    """Client (this process), server (pid) and whole-machine CPU over a section; the
+    machine's busy time minus client and server is what other processes used."""
+
+    def __init__(self, pid):
+        self.pid = pid
+        self.s0, self.c0, self.m0 = (server_cpu_seconds(pid), time.process_time(),
+                                     system_busy_seconds())
+
+    def stop(self):
+        s1, c1, m1 = server_cpu_seconds(self.pid), time.process_time(), system_busy_seconds()
+        client = c1 - self.c0
+        server = (s1 - self.s0) if self.s0 is not None and s1 is not None else None
+        other = None
+        if m1 is not None and self.m0 is not None:
+            other = (m1 - self.m0) - client - (server or 0.0)
+        return {"client_cpu_s": client, "server_cpu_s": server, "other_cpu_s": other}
+
+
 def proc_status_mb(key):
     """VmRSS / VmHWM of this process in MB (from /proc/self/status), or None."""
     try:
@@ -383,15 +412,11 @@ def digest_result(res, kind):
 
 
 def timed(fn, pid):
-    s0 = server_cpu_seconds(pid)
-    c0 = time.process_time()
+    meter = CpuMeter(pid)
     t0 = time.perf_counter()
     res = fn()
     t1 = time.perf_counter()
-    c1 = time.process_time()
-    s1 = server_cpu_seconds(pid)
-    return res, {"wall_s": t1 - t0, "client_cpu_s": c1 - c0,
-                 "server_cpu_s": (s1 - s0) if s0 is not None and s1 is not None else None}
+    return res, dict(meter.stop(), wall_s=t1 - t0)
 
 
 def worker_config(spec):
@@ -471,19 +496,17 @@ def worker_threads(spec):
         threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
         for t in threads:
             t.start()
-        s0, c0 = server_cpu_seconds(pid), time.process_time()
+        meter = CpuMeter(pid)
         t0 = time.perf_counter()
         barrier.wait()
         for t in threads:
             t.join()
         wall = time.perf_counter() - t0
-        c1, s1 = time.process_time(), server_cpu_seconds(pid)
+        cpu = meter.stop()
         if errors:
             raise RuntimeError("; ".join(errors))
-        return {"wall_s": wall, "client_cpu_s": c1 - c0,
-                "server_cpu_s": (s1 - s0) if s0 is not None and s1 is not None else None,
-                "rows": sum(counts), "rows_per_thread": counts,
-                "thread_wall_s": spans}
+        return dict(cpu, wall_s=wall, rows=sum(counts), rows_per_thread=counts,
+                    thread_wall_s=spans)
 
     warm = run_all()
     runs = [run_all() for _ in range(spec["runs"])]
@@ -552,7 +575,8 @@ def summarize(res):
     rows = runs[0]["rows"] if runs else 0
     s = {"rows": rows, "wall_median_s": statistics.median(walls), "wall_best_s": min(walls),
          "client_cpu_median_s": median_or_none([r["client_cpu_s"] for r in runs]),
-         "server_cpu_median_s": median_or_none([r["server_cpu_s"] for r in runs])}
+         "server_cpu_median_s": median_or_none([r["server_cpu_s"] for r in runs]),
+         "other_cpu_median_s": median_or_none([r.get("other_cpu_s") for r in runs])}
     s["rows_per_s_median"] = rows / s["wall_median_s"] if s["wall_median_s"] else None
     s["rows_per_s_best"] = rows / s["wall_best_s"] if s["wall_best_s"] else None
     sc = s["server_cpu_median_s"]
@@ -760,18 +784,20 @@ def main_section(args, base_spec, out):
                                                            time.perf_counter() - t0), flush=True)
     ref, notes = check_results(results, rows)
     headers = ["configuration", "wall med s", "best s", "rows/s (med)", "client CPU s",
-               "server CPU s", "wall/srv CPU", "peak MB", "result MB", "peak/size", "check"]
+               "server CPU s", "other CPU s", "wall/srv CPU", "peak MB", "result MB",
+               "peak/size", "check"]
     trows = []
     for name in args.configs:
         r = results[name]
         if r.get("error"):
-            trows.append([name] + ["-"] * 9 + ["FAILED"])
+            trows.append([name] + ["-"] * 10 + ["FAILED"])
             continue
         s, m = r["summary"], r["memory"]
         size_mb = m["result_bytes"] / 1048576.0
         trows.append([name, fmt_s(s["wall_median_s"]), fmt_s(s["wall_best_s"]),
                       fmt_int(s["rows_per_s_median"]), fmt_s(s["client_cpu_median_s"]),
-                      fmt_s(s["server_cpu_median_s"]), fmt_x(s["wall_over_server_cpu"]),
+                      fmt_s(s["server_cpu_median_s"]), fmt_s(s["other_cpu_median_s"], 2),
+                      fmt_x(s["wall_over_server_cpu"]),
                       fmt_mb(m["peak_delta_mb"]), "%.0f" % size_mb,
                       fmt_x(m["peak_delta_mb"] / size_mb if m["peak_delta_mb"] is not None
                             and size_mb else None), r.get("check_status", "-")])
@@ -780,7 +806,9 @@ def main_section(args, base_spec, out):
     print(text_table(headers, trows))
     print("\n  peak MB = peak RSS during the worker's first read minus the RSS just before it; "
           "result MB = Table.nbytes / DataFrame memory_usage(deep=True) / polars "
-          "estimated_size(); check = row count and per-column digest against %s" % ref)
+          "estimated_size(); other CPU = CPU time the rest of the machine used meanwhile "
+          "(busy time from /proc/stat minus client and server); check = row count and "
+          "per-column digest against %s" % ref)
     for name in args.configs:
         r = results[name]
         if not r.get("error"):
@@ -853,36 +881,57 @@ def threads_section(args, base_spec, out):
                 "wall_median_s": statistics.median(walls), "wall_best_s": min(walls),
                 "client_cpu_median_s": median_or_none([x["client_cpu_s"] for x in r["runs"]]),
                 "server_cpu_median_s": median_or_none([x["server_cpu_s"] for x in r["runs"]]),
+                "other_cpu_median_s": median_or_none([x.get("other_cpu_s") for x in r["runs"]]),
                 "rows": r["runs"][0]["rows"],
                 "rows_ok": all(x["rows_per_thread"] == [k] * t for x in r["runs"])}
             res[key] = r
             print("wall %.3f s" % r["summary"]["wall_median_s"], flush=True)
     headers = ["reader", "threads", "rows", "wall med s", "client CPU s", "server CPU s",
-               "rows/s", "overlap", "rows ok"]
+               "other CPU s", "cores busy: ours/all", "rows/s", "overlap", "CPU bound"]
     trows = []
+    cores = os.cpu_count() or 1
     for mode in THREAD_MODES:
         one, many = res.get("%s_1" % mode), res.get("%s_%d" % (mode, n))
+        reader = {"arrow": "read_sql -> Arrow", "fetchall": "cursor.fetchall()"}[mode]
         for t, r in ((1, one), (n, many)):
             if not r or r.get("error"):
-                trows.append([mode, t, "-", "-", "-", "-", "-", "-", "FAILED"])
+                trows.append([reader, t] + ["-"] * 8 + ["FAILED"])
                 continue
             s = r["summary"]
-            overlap = None
+            busy = busy_all = None
+            if s["server_cpu_median_s"] is not None:
+                busy = (s["client_cpu_median_s"] + s["server_cpu_median_s"]) / s["wall_median_s"]
+                if s["other_cpu_median_s"] is not None:
+                    busy_all = busy + s["other_cpu_median_s"] / s["wall_median_s"]
+            s["cores_busy"], s["cores_busy_machine"] = busy, busy_all
+            overlap = bound = None
             if t == n and one and not one.get("error"):
-                overlap = n * one["summary"]["wall_median_s"] / s["wall_median_s"]
-                s["overlap"] = overlap
-            trows.append([{"arrow": "read_sql -> Arrow", "fetchall": "cursor.fetchall()"}[mode],
-                          t, fmt_int(s["rows"]), fmt_s(s["wall_median_s"]),
+                o = one["summary"]
+                overlap = n * o["wall_median_s"] / s["wall_median_s"]
+                if o["server_cpu_median_s"] is not None:
+                    # n reads need n x (client + server CPU of one) core-seconds: on `cores`
+                    # cores they cannot take less than that / cores, nor less than one read.
+                    need = n * (o["client_cpu_median_s"] + o["server_cpu_median_s"]) / cores
+                    bound = n * o["wall_median_s"] / max(o["wall_median_s"], need)
+                s["overlap"], s["overlap_cpu_bound"] = overlap, bound
+            trows.append([reader, t, fmt_int(s["rows"]), fmt_s(s["wall_median_s"]),
                           fmt_s(s["client_cpu_median_s"]), fmt_s(s["server_cpu_median_s"]),
+                          fmt_s(s["other_cpu_median_s"], 2),
+                          "-" if busy is None else "%.2f/%s" % (
+                              busy, "-" if busy_all is None else "%.2f" % busy_all),
                           fmt_int(s["rows"] / s["wall_median_s"]),
                           ("%.2f of %d" % (overlap, n)) if overlap else "",
-                          "ok" if s["rows_ok"] else "WRONG"])
+                          ("%.2f" % bound) if bound else ""]
+                         + ([] if s["rows_ok"] else ["WRONG ROW COUNT"]))
     print()
     print(text_table(headers, trows))
     print("\n  overlap = %d x wall(1 thread) / wall(%d threads): %d would be perfect, 1 fully "
-          "serialised. %d cores are shared by the client threads and the server, so the "
-          "attainable overlap is bounded by the CPU: see client + server CPU."
-          % (n, n, n, os.cpu_count() or 0))
+          "serialised.  The client threads and the server share %d cores: CPU bound = the "
+          "overlap the %d reads could reach if they had all %d cores and nothing else limited "
+          "them (from one read's client + server CPU).  cores busy = (client + server CPU) / "
+          "wall, and with the CPU the rest of the machine used meanwhile (other CPU): near %d "
+          "means the machine was saturated."
+          % (n, n, n, cores, n, cores, cores))
     out["threads_table"] = (headers, trows)
     return res
 
@@ -925,8 +974,11 @@ def markdown(doc, out):
         h, r = out["threads_table"]
         lines += ["Parallel threads (each with its own connection, `%s`):"
                   % doc["threads"]["sql"], "", md_table(h, r), "",
-                  "overlap = %d x wall(1) / wall(%d); %d cores are shared with the server."
-                  % (doc["threads"]["count"], doc["threads"]["count"], m["cores"]), ""]
+                  "overlap = %d x wall(1) / wall(%d); the %d cores are shared with the server; "
+                  "CPU bound = the overlap reachable with all %d cores given one read's client + "
+                  "server CPU; other CPU = CPU used by the rest of the machine meanwhile."
+                  % (doc["threads"]["count"], doc["threads"]["count"], m["cores"], m["cores"]),
+                  ""]
     return "\n".join(lines)
 
 

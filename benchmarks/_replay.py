@@ -124,16 +124,20 @@ def replay_once(data, client_flag, binary):
     return c.fetch(-1)
 
 
-def time_runs(fn, repeat):
-    """[(cpu s, wall s)] of ``repeat`` calls of fn() (its result freed after the clock)."""
-    runs = []
-    for _ in range(repeat):
-        gc.collect()
-        c0, t0 = time.process_time(), time.perf_counter()
-        out = fn()
-        c1, t1 = time.process_time(), time.perf_counter()
-        del out
-        runs.append({"cpu_s": c1 - c0, "wall_s": t1 - t0})
+def time_runs(fns, repeat):
+    """{name: [{cpu_s, wall_s}]}: ``repeat`` rounds after one untimed warm-up round, each
+    round calling every fn in ``fns`` ({name: fn}) once in turn, so that all of them meet
+    the same heap (a result's objects are freed after the clock stops)."""
+    runs = {name: [] for name in fns}
+    for k in range(repeat + 1):
+        for name, fn in fns.items():
+            gc.collect()
+            c0, t0 = time.process_time(), time.perf_counter()
+            out = fn()
+            c1, t1 = time.process_time(), time.perf_counter()
+            del out
+            if k:
+                runs[name].append({"cpu_s": c1 - c0, "wall_s": t1 - t0})
     return runs
 
 
@@ -146,28 +150,28 @@ def summary(runs, nrows):
 
 
 def measure(name, sql, core, floor, decimal_type, repeat, save_dir=None):
-    """Capture ``sql`` once, then time the text and binary replays and the floor."""
+    """Capture ``sql`` once, then time the text and binary replays and the floor, in turn."""
     text, binary, rows, brows = capture(core, sql)
     flag = core.client_flag
     if save_dir:
         for kind, data in (("text", text), ("binary", binary)):
             with open(os.path.join(save_dir, "%s.%s.wire" % (name, kind)), "wb") as f:
                 f.write(flag.to_bytes(8, "little") + data)
-    out = {"rows": len(rows), "columns": len(rows[0]) if rows else 0,
+    n = len(rows)
+    plan = floor.plan(rows[::max(1, n // SAMPLE_ROWS)], decimal_type)
+    built = floor.build(plan, 1)
+    out = {"rows": n, "columns": len(rows[0]) if rows else 0,
            "bytes": {"text": len(text), "binary": len(binary)},
            "same_rows": {"text": replay_once(text, flag, False) == rows,
                          "binary": replay_once(binary, flag, True) == rows,
-                         "live_binary": brows == rows}}
-    del brows
-    n = len(rows)
-    out["text"] = summary(time_runs(lambda: replay_once(text, flag, False), repeat), n)
-    out["binary"] = summary(time_runs(lambda: replay_once(binary, flag, True), repeat), n)
-    plan = floor.plan(rows[::max(1, n // SAMPLE_ROWS)], decimal_type)
-    built = floor.build(plan, n)
-    out["floor_same_types"] = [type(v).__name__ for v in built[0]] == \
-        [type(v).__name__ for v in rows[0]] if n else True
-    del built, rows
-    out["floor"] = summary(time_runs(lambda: floor.build(plan, n), repeat), n)
+                         "live_binary": brows == rows},
+           "floor_same_types": not n or [type(v) for v in built[0]] == [type(v) for v in rows[0]]}
+    del rows, brows, built  # time on a heap without them
+    runs = time_runs({"text": lambda: replay_once(text, flag, False),
+                      "binary": lambda: replay_once(binary, flag, True),
+                      "floor": lambda: floor.build(plan, n)}, repeat)
+    for kind in runs:
+        out[kind] = summary(runs[kind], n)
     for kind in ("text", "binary"):
         out[kind]["over_floor"] = out[kind]["cpu_median_s"] / out["floor"]["cpu_median_s"]
     return out
@@ -200,16 +204,18 @@ def main(argv):
         flag, data, binary = _load_wire(argv[1])
         n = int(argv[2])
         rows = replay_once(data, flag, binary)
+        nrows = len(rows)
         if argv[0] == "floor":
             import decimal
             floor = build_floor()
-            plan = floor.plan(rows[::max(1, len(rows) // SAMPLE_ROWS)], decimal.Decimal)
-            fn = lambda: floor.build(plan, len(rows))  # noqa: E731
+            plan = floor.plan(rows[::max(1, nrows // SAMPLE_ROWS)], decimal.Decimal)
+            fn = lambda: floor.build(plan, nrows)  # noqa: E731
         else:
             fn = lambda: replay_once(data, flag, binary)  # noqa: E731
-        s = summary(time_runs(fn, n), len(rows))
+        del rows
+        s = summary(time_runs({argv[0]: fn}, n)[argv[0]], nrows)
         print("%s %s: %d rows, median %.1f ms, best %.1f ms, %.3f µs/row" % (
-            argv[0], argv[1], len(rows), s["cpu_median_s"] * 1e3, s["cpu_best_s"] * 1e3,
+            argv[0], argv[1], nrows, s["cpu_median_s"] * 1e3, s["cpu_best_s"] * 1e3,
             s["cpu_us_per_row"]))
         return 0
     print(__doc__)

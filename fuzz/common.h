@@ -123,4 +123,19 @@ static void mcf_packet(mc_writer *w, uint8_t seq, const void *payload, size_t n)
     if (mc_writer_put(w, h, 4) < 0 || mc_writer_put(w, payload, n) < 0) mcf_die("out of memory");
 }
 
+/* A ColumnDefinition41 packet for column "c<i>" of table t into p (replacing its content). */
+static void mcf_coldef(mc_writer *p, uint8_t type, uint16_t flags, uint16_t charset,
+                       uint32_t length, uint8_t decimals, int i) {
+    char name[8];
+    int nl = snprintf(name, sizeof(name), "c%d", i);
+    p->len = 0;
+    if (mc_writer_lenenc_str(p, "def", 3) < 0 || mc_writer_lenenc_str(p, "db", 2) < 0 ||
+        mc_writer_lenenc_str(p, "t", 1) < 0 || mc_writer_lenenc_str(p, "t", 1) < 0 ||
+        mc_writer_lenenc_str(p, name, (size_t)nl) < 0 || mc_writer_lenenc_str(p, name, (size_t)nl) < 0 ||
+        mc_writer_u8(p, 0x0c) < 0 || mc_writer_u16(p, charset) < 0 || mc_writer_u32(p, length) < 0 ||
+        mc_writer_u8(p, type) < 0 || mc_writer_u16(p, flags) < 0 || mc_writer_u8(p, decimals) < 0 ||
+        mc_writer_u16(p, 0) < 0)
+        mcf_die("out of memory");
+}
+
 #endif

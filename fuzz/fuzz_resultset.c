@@ -32,19 +32,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
-static void coldef(mc_writer *p, uint8_t type, uint16_t flags, uint16_t charset, int i) {
-    char name[8];
-    int nl = snprintf(name, sizeof(name), "c%d", i);
-    p->len = 0;
-    if (mc_writer_lenenc_str(p, "def", 3) < 0 || mc_writer_lenenc_str(p, "db", 2) < 0 ||
-        mc_writer_lenenc_str(p, "t", 1) < 0 || mc_writer_lenenc_str(p, "t", 1) < 0 ||
-        mc_writer_lenenc_str(p, name, (size_t)nl) < 0 || mc_writer_lenenc_str(p, name, (size_t)nl) < 0 ||
-        mc_writer_u8(p, 0x0c) < 0 || mc_writer_u16(p, charset) < 0 || mc_writer_u32(p, 255) < 0 ||
-        mc_writer_u8(p, type) < 0 || mc_writer_u16(p, flags) < 0 || mc_writer_u8(p, 0) < 0 ||
-        mc_writer_u16(p, 0) < 0)
-        mcf_die("out of memory");
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     mcf_in in = {data, size};
     if (size < 7) return 0;
@@ -60,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint8_t type = mcf_u8(&in);
         uint16_t flags = mcf_u16(&in);
         uint16_t charset = mcf_u16(&in);
-        coldef(&p, type, flags, charset, i);
+        mcf_coldef(&p, type, flags, charset, 255, 0, i);
         mcf_packet(&w, seq++, p.buf, p.len);
     }
     static const unsigned char eof[5] = {0xfe, 0, 0, 2, 0};

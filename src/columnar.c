@@ -232,7 +232,7 @@ static int put_null(batch *b, colbuf *cb) {
 }
 
 static int var_reserve(batch *b, colbuf *cb, size_t n) {
-    if (cb->cap - cb->len >= n) return OK;
+    if (cb->data && cb->cap - cb->len >= n) return OK;
     size_t ncap = cb->cap ? cb->cap : 4096;
     while (ncap - cb->len < n) ncap *= 2;
     unsigned char *d = realloc(cb->data, ncap);

@@ -833,7 +833,10 @@ def main_section(args, base_spec, out):
 
 
 def server_bound_notes(results):
+    """Where the wall time went, per Arrow configuration: server CPU, client CPU and the
+    CPU other processes took meanwhile (a saturated machine stretches every wall time)."""
     out = []
+    cores = os.cpu_count() or 1
     for name in ("mysqlc_arrow_1", "mysqlc_arrow_1_text", "mysqlc_arrow_4", "cx_arrow_1",
                  "cx_arrow_4"):
         r = results.get(name)
@@ -841,21 +844,47 @@ def server_bound_notes(results):
             continue
         s = r["summary"]
         w, sc, cc = s["wall_median_s"], s["server_cpu_median_s"], s["client_cpu_median_s"]
+        oc = s.get("other_cpu_median_s")
         if not sc:
             continue
+        ours = (sc + cc) / w
+        machine = ours + (oc / w if oc is not None else 0.0)
+        saturated = oc is not None and machine >= 0.9 * cores
+        load = ("; cores busy %.2f (server + client) + %.2f (other processes) of %d%s"
+                % (ours, (oc or 0.0) / w, cores,
+                   ": the machine was saturated, so the wall time includes waiting for a core"
+                   if saturated else ""))
         ratio = w / sc
         if name.endswith("_4"):
-            text = ("%s: wall %.3f s, server CPU %.3f s (over all threads), client CPU %.3f s; "
-                    "server + client CPU = %.2f cores busy over the wall time"
-                    % (name, w, sc, cc, (sc + cc) / w))
+            text = ("%s: wall %.3f s, server CPU %.3f s (all threads), client CPU %.3f s%s"
+                    % (name, w, sc, cc, load))
         else:
-            verdict = ("server-bound: the wall time is about the server's CPU time"
-                       if ratio <= 1.15 else
-                       "not server-bound: the wall time exceeds the server's CPU time by %.0f %%"
-                       % (100 * (ratio - 1)))
+            if ratio <= 1.15:
+                verdict = "server-bound: the wall time is about the server's CPU time"
+            elif cc <= sc <= 1.1 * cc or sc <= cc <= 1.1 * sc:
+                verdict = "server and client CPU about equal"
+            elif sc > cc:
+                verdict = ("the server's CPU is the larger part, but the wall time exceeds it "
+                           "by %.0f %%" % (100 * (ratio - 1)))
+            else:
+                verdict = "client-bound: the client's CPU time exceeds the server's"
             text = ("%s: wall / server CPU = %.2f (wall %.3f s, server CPU %.3f s, client CPU "
-                    "%.3f s) — %s" % (name, ratio, w, sc, cc, verdict))
+                    "%.3f s) - %s%s" % (name, ratio, w, sc, cc, verdict, load))
         out.append(text)
+    a, b = results.get("mysqlc_arrow_1"), results.get("cx_arrow_1")
+    if a and b and a.get("summary") and b.get("summary"):
+        sa, sb = a["summary"], b["summary"]
+        floor = max(sa["server_cpu_median_s"] or 0.0, sa["client_cpu_median_s"])
+        if floor:
+            out.append("ceiling of the 1-partition ratio: mysqlc cannot be faster than the "
+                       "server's CPU time for the query (%.3f s here, %s rows/s); against "
+                       "connectorx's measured %.3f s that is %.2fx at most; connectorx's own "
+                       "client CPU is %.3f s (mysqlc's %.3f s, %.1fx less)"
+                       % (floor, fmt_int(sa["rows"] / floor), sb["wall_median_s"],
+                          sb["wall_median_s"] / floor, sb["client_cpu_median_s"],
+                          sa["client_cpu_median_s"],
+                          sb["client_cpu_median_s"] / sa["client_cpu_median_s"]
+                          if sa["client_cpu_median_s"] else float("nan")))
     return out
 
 
@@ -950,7 +979,8 @@ def markdown(doc, out):
              "- command: `%s`" % doc["command"],
              "- method: `%s` over TCP on 127.0.0.1, each configuration in a fresh process, "
              "one warm-up then %d timed runs (median, best); client CPU = the worker's "
-             "process time (all threads), server CPU from /proc; peak = peak RSS of the "
+             "process time (all threads), server CPU from /proc/PID/stat, other CPU = the "
+             "machine's busy time (/proc/stat) minus both, i.e. other processes; peak = peak RSS of the "
              "first read minus the RSS before it; every result checked against mysqlc's "
              "(row count, per-column digest)." % (SQL, doc["runs"]),
              ""]

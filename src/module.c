@@ -1,5 +1,6 @@
 /* mysqlc._core module: multi-phase init, module state, shared helpers. */
 #include "mysqlc.h"
+#include "infile_encode.h"
 #include <stdarg.h>
 
 static PyModuleDef mc_module_def;
@@ -73,6 +74,7 @@ static int mc_exec(PyObject *module) {
     if (!st->empty_str || !st->empty_bytes) goto done;
     if (mc_decode_init() < 0) goto done;
     if (PyModule_AddFunctions(module, mc_encode_methods) < 0) goto done;
+    if (PyModule_AddFunctions(module, mc_infile_methods) < 0) goto done;
     if (mc_conn_add_type(module) < 0) goto done;
     rc = 0;
 done:

@@ -86,11 +86,11 @@ ROWS_BATCH_ROWS = 10000
 INSERT_BATCH_ROWS = 5000
 
 _INFILE_NAME = "mysqlc-load_table"
-#: Errors that mean "LOCAL INFILE is not allowed here": MariaDB's and MySQL's
-#: ER_NOT_ALLOWED_COMMAND (1148, also when the client did not announce
-#: CLIENT_LOCAL_FILES), MySQL 8's ER_CLIENT_LOCAL_FILES_DISABLED (3948) and
-#: CR_LOAD_DATA_LOCAL_INFILE_REJECTED (2068).
-_REFUSED = frozenset((1148, 3948, 2068))
+#: Errors that mean "LOCAL INFILE is not allowed here": ER_NOT_ALLOWED_COMMAND (1148,
+#: MySQL and older MariaDB, also when the client did not announce CLIENT_LOCAL_FILES),
+#: MariaDB 10.5+'s ER_LOAD_INFILE_CAPABILITY_DISABLED (4166), MySQL 8's
+#: ER_CLIENT_LOCAL_FILES_DISABLED (3948) and CR_LOAD_DATA_LOCAL_INFILE_REJECTED (2068).
+_REFUSED = frozenset((1148, 4166, 3948, 2068))
 _SAVEPOINT = b"SAVEPOINT mysqlc_load_table"
 
 
@@ -245,8 +245,9 @@ class _ArrowSource:
         for col in piece.columns:
             t = col.type
             if pa.types.is_dictionary(t):
-                col = col.dictionary_decode()
-                t = col.type
+                values = col.dictionary.to_pylist()
+                cols.append([None if k is None else values[k] for k in col.indices.to_pylist()])
+                continue
             if pa.types.is_timestamp(t) and t.tz is not None:
                 col = col.cast(pa.timestamp(t.unit))   # UTC wall time, as the infile path
             elif pa.types.is_float16(t):
@@ -445,7 +446,7 @@ def load_table(cursor, table, data, columns=None, *, method="auto", batch_rows=N
         through ``executemany`` (batches of `batch_rows`, each split to fit
         ``max_allowed_packet``).  ``"auto"`` (default): infile when the connection
         has ``local_infile=True``, falling back to insert when the server refuses
-        LOCAL INFILE (errors 1148, 3948, 2068 before any data was sent).
+        LOCAL INFILE (errors 1148, 4166, 3948, 2068 before any data was sent).
     batch_rows : int, optional
         Rows encoded per C call (default 65536 for Arrow data, 10000 for rows) and
         rows per INSERT batch (default 5000).  Memory use is O(batch_rows).

@@ -282,60 +282,79 @@ def record_batches(cursor, batch_size=None, decimal="decimal", progress=None):
         ArrowStream(cursor, batch_size, decimal=decimal, progress=progress))
 
 
+class _Collected:
+    """A whole result as Arrow C Data capsules: the struct schema and the record
+    batches, convertible to pyarrow, NumPy (without pyarrow) or any consumer of
+    ``__arrow_c_stream__`` (polars)."""
+
+    def __init__(self, schema, pairs):
+        self.schema = schema      # "arrow_schema" capsule
+        self.pairs = pairs        # [("arrow_schema", "arrow_array") capsules]
+
+    @classmethod
+    def read(cls, cursor, batch_size=None, decimal="decimal", progress=None):
+        src = _Batches(cursor, batch_size, decimal, progress)
+        schema = src.schema()
+        pairs = []
+        while True:
+            pair = src.next()
+            if pair is None:
+                return cls(schema, pairs)
+            pairs.append(pair)
+
+    @classmethod
+    def concat(cls, parts):
+        return cls(parts[0].schema, [p for part in parts for p in part.pairs])
+
+    def to_arrow(self, what):
+        pa = _need("pyarrow", what)
+        schema = pa.Schema._import_from_c_capsule(self.schema)
+        return pa.Table.from_batches(
+            [pa.RecordBatch._import_from_c_capsule(*p) for p in self.pairs], schema=schema)
+
+    def to_numpy(self, what):
+        np = _need("numpy", what)
+        from ._arrow_numpy import struct_to_numpy
+        names, parts = None, []
+        for sc, ac in self.pairs or [(self.schema, None)]:
+            names, arrays = struct_to_numpy(np, sc, ac)
+            parts.append(arrays)
+        out = {}
+        for i, name in enumerate(names):
+            cols = [p[i] for p in parts]
+            if len(cols) == 1:
+                out[name] = cols[0]
+            elif any(np.ma.isMaskedArray(c) for c in cols):
+                out[name] = np.ma.concatenate(cols)
+            else:
+                out[name] = np.concatenate(cols)
+        return out
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        from . import _core
+        pairs = iter(list(self.pairs))
+        self.pairs = []   # moved into the stream
+        return _core.arrow_stream(lambda: self.schema, lambda: next(pairs, None))
+
+
 def arrow_table(cursor, batch_size=None, decimal="decimal", progress=None):
     """pyarrow.Table of the cursor's remaining rows (its batches, not copied)."""
-    pa = _need("pyarrow", "fetch_arrow_table()")
-    src = _Batches(cursor, batch_size, decimal, progress)
-    schema = pa.Schema._import_from_c_capsule(src.schema())
-    batches = []
-    while True:
-        pair = src.next()
-        if pair is None:
-            break
-        batches.append(pa.RecordBatch._import_from_c_capsule(*pair))
-    return pa.Table.from_batches(batches, schema=schema)
+    _need("pyarrow", "fetch_arrow_table()")
+    return _Collected.read(cursor, batch_size, decimal, progress).to_arrow("fetch_arrow_table()")
 
 
-def table_to_numpy(table):
-    """{name: numpy array} of a pyarrow Table; a column with NULLs becomes a
-    ``numpy.ma.MaskedArray`` masked where NULL (its data there is 0, or None for object
-    columns).  Strings, binary and decimals are object arrays of str / bytes / Decimal;
-    timestamps ``datetime64[us]``, durations ``timedelta64[us]``, dates ``datetime64[D]``."""
-    pa = _need("pyarrow", "fetchnumpy()")
-    np = _need("numpy", "fetchnumpy()")
-    out = {}
-    for name, col in zip(table.column_names, table.columns):
-        col = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
-        t = col.type
-        if pa.types.is_date32(t):
-            values = col.cast(pa.int32()).fill_null(0).to_numpy().astype("datetime64[D]")
-        elif pa.types.is_timestamp(t) or pa.types.is_duration(t):
-            unit = "datetime64[us]" if pa.types.is_timestamp(t) else "timedelta64[us]"
-            values = col.cast(pa.int64()).fill_null(0).to_numpy().view(unit)
-        elif pa.types.is_integer(t) or pa.types.is_floating(t):
-            values = col.fill_null(pa.scalar(0, t)).to_numpy()
-        elif pa.types.is_null(t):
-            values = np.full(len(col), None, dtype=object)
-        else:
-            values = col.to_numpy(zero_copy_only=False)
-        if col.null_count:
-            values = np.ma.masked_array(values, mask=col.is_null().to_numpy(zero_copy_only=False))
-        out[name] = values
-    return out
-
-
-def convert_table(table, return_type):
-    """Turn a pyarrow Table into `return_type` ("arrow", "pandas", "polars", "numpy")."""
+def convert(result, return_type, what):
+    """A collected result as `return_type` ("arrow", "pandas", "polars", "numpy")."""
     if return_type == "arrow":
-        return table
+        return result.to_arrow(what)
     if return_type == "pandas":
-        _need("pandas", "return_type='pandas'")
-        return table.to_pandas()
+        _need("pandas", "%s as pandas" % what)
+        return result.to_arrow(what).to_pandas()
     if return_type == "polars":
-        pl = _need("polars", "return_type='polars'")
-        return pl.from_arrow(table)
+        pl = _need("polars", "%s as polars" % what)
+        return pl.DataFrame(result)   # through __arrow_c_stream__: pyarrow not needed
     if return_type == "numpy":
-        return table_to_numpy(table)
+        return result.to_numpy(what)
     raise ValueError("return_type must be 'arrow', 'pandas', 'polars' or 'numpy', not %r"
                      % (return_type,))
 
@@ -436,7 +455,7 @@ def _read_one(conn, sql, params, batch_size, decimal, progress, protocol="binary
     try:
         if cur.description is None:
             raise ProgrammingError(0, "read_sql(): the statement returned no result set")
-        return arrow_table(cur, batch_size, decimal, progress)
+        return _Collected.read(cur, batch_size, decimal, progress)
     finally:
         cur.close()
 
@@ -461,7 +480,6 @@ def _partition_queries(sql, column, lo, hi, n):
 
 def _read_partitioned(source, sql, params, column, partitions, batch_size, decimal, progress,
                       protocol):
-    pa = _need("pyarrow", "read_sql()")
     conn, owned = _open(source)
     try:
         cur = conn.cursor()
@@ -505,7 +523,7 @@ def _read_partitioned(source, sql, params, column, partitions, batch_size, decim
         t.join()
     if errors:
         raise errors[0]
-    return pa.concat_tables(results)
+    return _Collected.concat(results)
 
 
 def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None,
@@ -523,7 +541,8 @@ def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None
         `params`, as :meth:`Cursor.execute`.
     return_type : {"arrow", "pandas", "polars", "numpy"}
         ``pyarrow.Table``; ``pandas.DataFrame`` (``Table.to_pandas()``);
-        ``polars.DataFrame``; dict of NumPy arrays (see :func:`table_to_numpy`).
+        ``polars.DataFrame``; dict of NumPy arrays (as ``Cursor.fetchnumpy()``).
+        Only "arrow" and "pandas" need pyarrow.
     partition_on : str, optional
         An integer column of the result to split the read on: its MIN and MAX are
         queried, the range is cut into `partitions` equal parts and each part is read
@@ -559,18 +578,21 @@ def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None
     NotSupportedError
         `partition_on` names a column whose values are not integers.
     """
-    _need("pyarrow", "read_sql()")
+    if return_type not in ("arrow", "pandas", "polars", "numpy"):
+        raise ValueError("return_type must be 'arrow', 'pandas', 'polars' or 'numpy', not %r"
+                         % (return_type,))
+    _need({"arrow": "pyarrow", "pandas": "pyarrow"}.get(return_type, return_type), "read_sql()")
     progress = _Progress(progress)   # one count over all partitions
     if partitions is not None and partitions < 1:
         raise ValueError("partitions must be at least 1")
     if partition_on is not None and (partitions or 1) > 1:
-        table = _read_partitioned(source, sql, params, partition_on, partitions,
-                                  batch_size, decimal, progress, protocol)
+        result = _read_partitioned(source, sql, params, partition_on, partitions,
+                                   batch_size, decimal, progress, protocol)
     else:
         conn, owned = _open(source)
         try:
-            table = _read_one(conn, sql, params, batch_size, decimal, progress, protocol)
+            result = _read_one(conn, sql, params, batch_size, decimal, progress, protocol)
         finally:
             if owned:
                 conn.close()
-    return convert_table(table, return_type)
+    return convert(result, return_type, "read_sql()")

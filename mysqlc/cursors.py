@@ -537,25 +537,28 @@ class BaseCursor:
         return ArrowStream(self, batch_size, decimal=decimal, progress=progress)
 
     def fetchnumpy(self, *, decimal="decimal", progress=None):
-        """The remaining rows as ``{column name: numpy array}``; a column with NULLs is
-        a ``numpy.ma.MaskedArray`` masked where NULL (see
-        :func:`mysqlc.columnar.table_to_numpy`).  Needs numpy and pyarrow."""
-        from .columnar import convert_table
-        return convert_table(self.fetch_arrow_table(decimal=decimal, progress=progress),
-                             "numpy")
+        """The remaining rows as ``{column name: numpy array}``: integers and floats in
+        their dtypes, DATE ``datetime64[D]``, DATETIME ``datetime64[us]``, TIME
+        ``timedelta64[us]``, strings / bytes / decimals as object arrays; a column with
+        NULLs is a ``numpy.ma.MaskedArray`` masked where NULL.  Needs numpy only (on
+        unbuffered cursors)."""
+        return self._columnar("numpy", "fetchnumpy()", decimal, progress)
 
     def fetch_df(self, *, decimal="decimal", progress=None):
         """The remaining rows as a ``pandas.DataFrame`` (through Arrow:
         ``Table.to_pandas()``).  Needs pandas and pyarrow."""
-        from .columnar import convert_table
-        return convert_table(self.fetch_arrow_table(decimal=decimal, progress=progress),
-                             "pandas")
+        return self._columnar("pandas", "fetch_df()", decimal, progress)
 
     def fetch_polars(self, *, decimal="decimal", progress=None):
-        """The remaining rows as a ``polars.DataFrame``.  Needs polars and pyarrow."""
-        from .columnar import convert_table
-        return convert_table(self.fetch_arrow_table(decimal=decimal, progress=progress),
-                             "polars")
+        """The remaining rows as a ``polars.DataFrame`` (handed over through the Arrow
+        C stream interface).  Needs polars only (on unbuffered cursors)."""
+        return self._columnar("polars", "fetch_polars()", decimal, progress)
+
+    def _columnar(self, return_type, what, decimal, progress):
+        from .columnar import _Collected, _need, convert
+        self._check_executed()
+        _need({"pandas": "pyarrow"}.get(return_type, return_type), what)
+        return convert(_Collected.read(self, None, decimal, progress), return_type, what)
 
     def load_table(self, table, data, columns=None, **options):
         """Bulk-load `data` into `table`; see :func:`mysqlc.bulk.load_table` for the

@@ -1104,6 +1104,12 @@ static void stream_set_error(stream_priv *pv) {
 static int take_from_capsule(PyObject *cap, const char *name, void *out, size_t size) {
     void *p = PyCapsule_GetPointer(cap, name);
     if (!p) return -1;
+    int released = !strcmp(name, "arrow_schema") ? ((struct ArrowSchema *)p)->release == NULL
+                                                 : ((struct ArrowArray *)p)->release == NULL;
+    if (released) {
+        PyErr_Format(PyExc_ValueError, "this %s capsule has already been consumed", name);
+        return -1;
+    }
     memcpy(out, p, size);
     /* release is the 9th / 8th member of both structs; clear it in the source */
     if (!strcmp(name, "arrow_schema")) ((struct ArrowSchema *)p)->release = NULL;

@@ -437,7 +437,7 @@ def test_errors(conn, monkeypatch):
         mysqlc.read_sql(conn, "SELECT 1")
     monkeypatch.setitem(sys.modules, "polars", None)
     with pytest.raises(ImportError, match="'polars'"):
-        mysqlc.columnar.convert_table(None, "polars")
+        mysqlc.read_sql(conn, "SELECT 1", "polars")
 
 
 def test_server_error_in_the_middle_of_the_rows(conn):
@@ -561,3 +561,52 @@ def test_decoding_releases_the_gil(conn):
     finally:
         sys.setswitchinterval(old)
     assert arrow > 4 * held, (arrow, held)   # measured: 7-50x released, about 2x held
+
+
+def _py(v):
+    """A NumPy scalar as the row cursor's Python value."""
+    import numpy as np
+    if isinstance(v, np.datetime64):
+        return v.astype(datetime.date if v.dtype == np.dtype("datetime64[D]") else datetime.datetime)
+    if isinstance(v, np.timedelta64):
+        return v.astype(datetime.timedelta)
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+@pytest.mark.parametrize("proto", ["text", "binary"])
+def test_numpy_without_pyarrow_matches_the_rows(conn, monkeypatch, proto):
+    """fetchnumpy() / read_sql(..., "numpy") read the Arrow buffers with NumPy alone:
+    every column type, NULLs masked, values equal to the row cursor's."""
+    np = pytest.importorskip("numpy")
+    cases = [c for c in CASES if c.sql_mode is None and not c.setup]
+    cur = conn.cursor()
+    cols = ", ".join("c%d %s" % (i, c.coltype) for i, c in enumerate(cases))
+    cur.execute("CREATE TEMPORARY TABLE wn (id INT PRIMARY KEY, %s) CHARACTER SET utf8mb4 "
+                "ROW_FORMAT=DYNAMIC" % cols)
+    cur.execute("INSERT INTO wn VALUES (1, %s)" % ", ".join(c.literal for c in cases))
+    cur.execute("INSERT INTO wn (id) VALUES (2)")
+    cur.execute("INSERT INTO wn VALUES (3, %s)" % ", ".join(c.literal for c in cases))
+    sql = "SELECT * FROM wn ORDER BY id"
+    cur.execute(sql)
+    rows = cur.fetchall()
+    import sys
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    for arrays in (mysqlc.read_sql(conn, sql, "numpy", batch_size=2, protocol=proto),):
+        assert list(arrays) == [d[0] for d in cur.description]
+        for i, (name, values) in enumerate(arrays.items()):
+            assert len(values) == 3
+            assert [None if np.ma.is_masked(v) else _py(v) for v in values] == \
+                [r[i] for r in rows], name
+    with pytest.raises(ImportError, match="'pyarrow'"):
+        mysqlc.read_sql(conn, sql)
+    ss = conn.cursor(mysqlc.cursors.SSCursor)
+    ss.execute("SELECT * FROM wn WHERE id > 5")
+    empty = ss.fetchnumpy()
+    assert empty["id"].dtype == np.int32 and len(empty["id"]) == 0
+    assert empty["c0"].dtype == np.int8
+    pl = pytest.importorskip("polars")
+    ss.execute("SELECT id, c0 FROM wn ORDER BY id")
+    df = ss.fetch_polars()
+    assert isinstance(df, pl.DataFrame) and df["id"].to_list() == [1, 2, 3]

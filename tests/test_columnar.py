@@ -610,3 +610,19 @@ def test_numpy_without_pyarrow_matches_the_rows(conn, monkeypatch, proto):
     ss.execute("SELECT id, c0 FROM wn ORDER BY id")
     df = ss.fetch_polars()
     assert isinstance(df, pl.DataFrame) and df["id"].to_list() == [1, 2, 3]
+
+
+def test_server_side_cursor_is_advanced_with_com_stmt_fetch(people):
+    """A prepared unbuffered cursor reads through a server-side cursor: the columnar
+    path sends COM_STMT_FETCH itself, also after rows were pulled row-wise."""
+    sql = "SELECT * FROM p WHERE id >= %s ORDER BY id"
+    expected = _rows(people, "SELECT * FROM p WHERE id >= 0 ORDER BY id")
+    cur = people.cursor(mysqlc.cursors.SSCursor, prepared=True)
+    cur.execute(sql, (0,))
+    assert people._conn.cursor_open
+    first = cur.fetchmany(5)
+    t = cur.fetch_arrow_table(batch_size=700)
+    got = [tuple(r.values()) for r in t.to_pylist()]
+    assert list(first) + got == list(expected)
+    assert not people._conn.cursor_open and not people._conn.rows_pending
+    assert _rows(people, "SELECT 4") == ((4,),)

@@ -210,6 +210,43 @@ def run_fetch(module, dist, connect):
 
 # ----------------------------------------------------------------------------- demo
 
+def run_columnar(mysqlc, connect, rows):
+    """read_sql() of the table into Arrow, then load_table() of that Arrow table into a
+    copy; both checked against the rows that were inserted."""
+    section("8. Columnar: mysqlc.read_sql() to Arrow, cursor.load_table() from Arrow")
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        print("pyarrow is not installed: skipped (pip install pyarrow)")
+        return
+    c = mysqlc.connect(charset="utf8mb4", local_infile=True, **connect)
+    try:
+        t0 = time.perf_counter()
+        table = mysqlc.read_sql(c, "SELECT * FROM demo_items ORDER BY id")
+        t_read = time.perf_counter() - t0
+        print("read_sql(): %s rows x %d columns -> pyarrow.Table in %.3f s (%s rows/s), "
+              "%.1f MB of Arrow buffers"
+              % (fmt(table.num_rows), table.num_columns, t_read, fmt(table.num_rows / t_read),
+                 table.nbytes / 1e6))
+        print("  " + ", ".join("%s: %s" % (f.name, f.type) for f in table.schema))
+        expect([tuple(r.values()) for r in table.to_pylist()] == rows,
+               "the Arrow table differs from the inserted rows")
+        print("  equal to the inserted rows, value by value")
+        cur = c.cursor()
+        cur.execute("CREATE TEMPORARY TABLE demo_copy LIKE demo_items")
+        t0 = time.perf_counter()
+        n = cur.load_table("demo_copy", table)
+        t_load = time.perf_counter() - t0
+        cur.execute("SELECT * FROM demo_copy ORDER BY id")
+        back = cur.fetchall()
+        expect(n == len(rows) and list(back) == rows, "load_table() did not round-trip")
+        print("load_table('demo_copy', table): %s rows in %.3f s (%s rows/s) over LOAD DATA "
+              "LOCAL INFILE, streamed from memory; selected back equal"
+              % (fmt(n), t_load, fmt(n / t_load)))
+    finally:
+        c.close()
+
+
 def demo(args):
     t_start = time.perf_counter()
     print("mysqlc demo  (Python %s)" % sys.version.split()[0])
@@ -451,6 +488,10 @@ def run_demo(args, mysqlc, srv, t_start):
     expect(all(row[-1] != "NO" for row in out_rows), "a driver returned different rows")
     expect(base is not None, "mysqlc failed in the fetch benchmark: %s"
            % next((r.get("error") for label, r in results if label == "mysqlc"), "?"))
+
+    # -------------------------------------------------------------- 8. columnar
+    if mysqlc.__name__ == "mysqlc":
+        run_columnar(mysqlc, connect, rows)
 
     if srv.pid is None:   # an existing server: leave it as it was
         c = mysqlc.connect(charset="utf8mb4", **connect)

@@ -187,10 +187,7 @@ class _ArrowSource:
     def _capsule_names(data):
         schema = getattr(data, "schema", None)
         names = getattr(schema, "names", None)
-        if names is None:
-            raise ProgrammingError(0, "give columns= for %s data without a readable schema"
-                                   % type(data).__name__)
-        return list(names)
+        return list(names) if names is not None else None
 
     def _from_pyarrow(self, data, pa):
         if isinstance(data, pa.Table):
@@ -519,6 +516,9 @@ def load_table(cursor, table, data, columns=None, *, method="auto", batch_rows=N
         source.check()
         if names is None:
             names = source.names
+            if names is None:
+                raise ProgrammingError(0, "load_table: give columns= for %s data without "
+                                       "a readable schema" % type(data).__name__)
         elif source.names is not None and len(names) != len(source.names):
             raise ProgrammingError(0, "load_table: %d columns given for data with %d fields"
                                    % (len(names), len(source.names)))

@@ -252,8 +252,9 @@ static char *put_hms(char *w, int64_t v, int64_t unit, int digits) {
 /* "YYYY-MM-DD HH:MM:SS[.f]" from ticks since the epoch; NULL when the year is out of
    0..9999 */
 static char *put_timestamp(char *w, int64_t v, int64_t unit, int digits) {
-    int64_t secs = floordiv(v, unit);
-    uint64_t frac = (uint64_t)(v - secs * unit);
+    int64_t secs = v / unit, rem = v % unit;     /* floor division without overflow */
+    if (rem < 0) { rem += unit; secs -= 1; }
+    uint64_t frac = (uint64_t)rem;
     int64_t days = floordiv(secs, 86400);
     int64_t sod = secs - days * 86400;
     w = put_ymd(w, days);
@@ -855,7 +856,9 @@ static PyObject *infile_encode_arrow(PyObject *module, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     locale_t prev = (locale_t)0;
     if (c_numeric_locale) prev = uselocale(c_numeric_locale);
-    rc = ib_need(&b, (size_t)a.length * (size_t)(ncols * 8 + 1) + 1) < 0
+    size_t guess = (size_t)a.length * (size_t)(ncols * 8 + 1) + 1;
+    if (guess > ((size_t)64 << 20)) guess = (size_t)64 << 20;   /* grows as needed */
+    rc = ib_need(&b, guess) < 0
              ? set_err(&e, E_NOMEM, "out of memory")
              : encode_arrow_rows(&b, cols, ncols, a.length, &e);
     if (c_numeric_locale) uselocale(prev);
@@ -1101,7 +1104,9 @@ static PyObject *infile_encode_rows(PyObject *module, PyObject *args, PyObject *
     if (!seq) return NULL;
     ibuf b = {NULL, 0, 0};
     Py_ssize_t nrows = PySequence_Fast_GET_SIZE(seq);
-    if (ib_need(&b, (size_t)(nrows * ncols * 8 + 1)) < 0) {
+    size_t guess = (size_t)nrows * (size_t)ncols * 8 + 1;
+    if (guess > ((size_t)64 << 20)) guess = (size_t)64 << 20;   /* grows as needed */
+    if (ib_need(&b, guess) < 0) {
         Py_DECREF(seq);
         return PyErr_NoMemory();
     }

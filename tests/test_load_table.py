@@ -649,6 +649,14 @@ def test_encode_arrow_decimals_and_temporals():
         enc_arrow(e=pa.array([2932897], pa.date32()))
     with pytest.raises(mysqlc.DataError, match="DATETIME"):
         enc_arrow(t=pa.array([-62167219200000001], pa.timestamp("us")))
+    for unit in ("s", "ms", "us", "ns"):      # int64 extremes: an error, no overflow
+        for v in (-2 ** 63, 2 ** 63 - 1):
+            if unit == "ns":
+                assert enc_arrow(t=pa.array([v], pa.timestamp(unit))).startswith(
+                    b"1677-09-21" if v < 0 else b"2262-04-11")
+            else:
+                with pytest.raises(mysqlc.DataError, match="DATETIME"):
+                    enc_arrow(t=pa.array([v], pa.timestamp(unit)))
 
 
 def test_encode_arrow_dictionary_index_checked():
@@ -698,3 +706,24 @@ def test_encoder_matches_reference_on_random_bytes_and_floats():
     fs = fs[np.isfinite(fs)]
     out = enc_arrow(x=pa.array(fs, pa.float32())).split(b"\n")[:-1]
     assert (np.array([float(s) for s in out], dtype=np.float32) == fs).all()
+
+
+def test_encoding_in_threads_gives_the_same_bytes():
+    """The Arrow encoder runs with the GIL released: several threads at once give the
+    same output as one."""
+    import threading
+    t = pa.table({"a": pa.array(range(200000)), "s": pa.array(["é\t%d" % i for i in
+                                                              range(200000)])})
+    want = enc_arrow(a=t["a"].combine_chunks(), s=t["s"].combine_chunks())
+    results = [None] * 4
+
+    def work(k):
+        batch = t.combine_chunks().to_batches()[0]
+        results[k] = _core.infile_encode_arrow(*batch.__arrow_c_array__())
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert results == [want] * 4

@@ -214,9 +214,11 @@ _add("executemany_20k_prepared", "executemany", "as executemany_20k, cursor(prep
 _add("executemany_200k", "executemany", "as executemany_20k with 200,000 rows",
      table="t_ins", rows=(200000, 20000), group="large")
 # Earlier names: a different size of the same tables (run when named).
-_add("mixed_100k", "scan", "SELECT * FROM t_mixed WHERE id <= 100000, fetchall(): as "
+_add("mixed_100k", "scan", "SELECT * FROM t_mixed WHERE id <= N, fetchall(): the first "
+     "100,000 rows (10,000 with --quick) of t_mixed, as "
      "mixed_200k", table="t_mixed", rows=(100000, 10000), where="id", group="legacy")
-_add("wide_2k", "scan", "SELECT * FROM t_wide WHERE c000 <= 2000, fetchall(): " + _WIDE,
+_add("wide_2k", "scan", "SELECT * FROM t_wide WHERE c000 <= N (2,000; 200 with --quick), "
+     "fetchall(): " + _WIDE,
      table="t_wide", rows=(2000, 200), where="c000", group="legacy")
 
 SCENARIO = {s.name: s for s in SCENARIO_LIST}

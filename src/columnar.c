@@ -111,7 +111,6 @@ typedef struct {
 /* parse results */
 enum { OK = 0, E_SHORT = -1, E_VALUE = -2, E_NOMEM = -3, E_PY = -4 };
 
-static locale_t c_locale;   /* "C" numeric locale for strtod_l; created once, never changed */
 
 static kind_t column_kind(const mc_column_plan *pl, int decimal_as, int *width, int *prec,
                           int *scale) {
@@ -378,7 +377,7 @@ static int text_to_double(const unsigned char *s, size_t n, double *out) {
     memcpy(buf, s, n);
     buf[n] = 0;
     char *end;
-    double d = strtod_l(buf, &end, c_locale);
+    double d = strtod_l(buf, &end, mc_c_locale);
     int ok = n > 0 && end == buf + n && memchr(s, 0, n) == NULL;
     if (buf != stack) free(buf);
     if (!ok) return -1;
@@ -530,7 +529,7 @@ static double text_rounded(double d, int is_float, uint8_t decimals) {
         if (!(decimals < 31 && isfinite(d) && fabs(d) < 1e300)) return d;
         snprintf(buf, sizeof(buf), "%.*f", (int)decimals, d);
     }
-    return strtod_l(buf, NULL, c_locale);
+    return strtod_l(buf, NULL, mc_c_locale);
 }
 
 /* One non-NULL binary value at *pp (bounded by e). */
@@ -756,7 +755,7 @@ static int fill_batch(mc_conn *c, batch *b, int64_t max_rows) {
         } else {
             locale_t old;
             Py_BEGIN_ALLOW_THREADS
-            old = uselocale(c_locale);
+            old = uselocale(mc_c_locale);
             rc = drain_buffered(c, b, max_rows);
             uselocale(old);
             Py_END_ALLOW_THREADS
@@ -769,7 +768,7 @@ static int fill_batch(mc_conn *c, batch *b, int64_t max_rows) {
         int r = mc_conn_next_row(c, &p, &n);
         if (r < 0) return -1;
         if (r == 0) continue;
-        locale_t old = uselocale(c_locale);
+        locale_t old = uselocale(mc_c_locale);
         rc = parse_row(b, p, n);
         uselocale(old);
         if (rc < 0) return raise_parse_error(c, b, rc);
@@ -1011,14 +1010,6 @@ static int parse_decimal_option(PyObject *o, int *out) {
     return 0;
 }
 
-static int ensure_locale(void) {
-    if (!c_locale) {
-        c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-        if (!c_locale) { PyErr_SetFromErrno(PyExc_OSError); return -1; }
-    }
-    return 0;
-}
-
 PyObject *mc_conn_arrow_schema(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"decimal", NULL};
     PyObject *dec = NULL;
@@ -1040,7 +1031,7 @@ PyObject *mc_conn_fetch_arrow(mc_conn *c, PyObject *args, PyObject *kwds) {
     PyObject *dec = NULL;
     int decimal_as;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nO", kwlist, &limit, &dec)) return NULL;
-    if (parse_decimal_option(dec, &decimal_as) < 0 || ensure_locale() < 0) return NULL;
+    if (parse_decimal_option(dec, &decimal_as) < 0) return NULL;
     if (limit == 0) limit = 1;
     if (mc_conn_enter(c) < 0) return NULL;
     PyObject *ret = NULL, *sc = NULL, *ac = NULL;

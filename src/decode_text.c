@@ -8,9 +8,19 @@
 #include "mysqlc.h"
 #include <datetime.h>
 
+locale_t mc_c_locale = (locale_t)0;
+
 int mc_decode_init(void) {
     PyDateTime_IMPORT;
-    return PyDateTimeAPI ? 0 : -1;
+    if (!PyDateTimeAPI) return -1;
+    if (mc_c_locale == (locale_t)0) {
+        mc_c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+        if (mc_c_locale == (locale_t)0) {
+            PyErr_SetFromErrno(PyExc_OSError);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- plan */
@@ -186,18 +196,28 @@ static PyObject *float_slow(const unsigned char *s, size_t n) {
     return r;
 }
 
+/* Digits, sign, point and exponent only: what MySQL prints for FLOAT/DOUBLE.  Anything
+   else ("inf", hex, spaces) takes float_slow, so the result is always float(text)'s. */
+static int plain_float_text(const unsigned char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = s[i];
+        if (!((ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '+' || ch == 'e' ||
+              ch == 'E'))
+            return 0;
+    }
+    return n > 0;
+}
+
 static PyObject *decode_float(const unsigned char *s, size_t n) {
     char stackbuf[64];
-    if (n + 1 > sizeof(stackbuf) || n == 0)
+    if (n + 1 > sizeof(stackbuf) || !plain_float_text(s, n))
         return float_slow(s, n);
     memcpy(stackbuf, s, n);
     stackbuf[n] = 0;
     char *end;
-    double d = PyOS_string_to_double(stackbuf, &end, NULL);
-    if (d == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return float_slow(s, n);
-    }
+    /* glibc's strtod is correctly rounded, as CPython's own conversion: the same double,
+       without PyOS_string_to_double's FPU control-word switching on every call */
+    double d = strtod_l(stackbuf, &end, mc_c_locale);
     if (end != stackbuf + n)
         return float_slow(s, n);
     return PyFloat_FromDouble(d);

@@ -269,7 +269,11 @@ PyObject *mc_decode_text_value(mc_state *st, const mc_column_plan *col,
 int mc_plan_column(mc_state *st, mc_column_plan *col, uint8_t type, uint16_t flags,
                    uint16_t charset, PyObject *converters);
 void mc_plan_clear(mc_column_plan *col);
-int mc_decode_init(void);   /* imports the datetime C API for this unit */
+int mc_decode_init(void);   /* imports the datetime C API for this unit, makes mc_c_locale */
+#include <locale.h>
+/* The "C" locale, for strtod_l / number formatting whatever LC_NUMERIC the process uses;
+   created once at module initialisation and never changed. */
+extern locale_t mc_c_locale;
 
 /* Calendar checks shared by the text and binary temporal decoders. */
 static inline int mc_days_in_month(int y, int m) {

@@ -71,6 +71,7 @@ is sent.
 """
 
 import itertools
+from concurrent.futures import ThreadPoolExecutor
 import warnings as _warnings
 
 from . import cursors as _cursors
@@ -337,23 +338,44 @@ def _table_columns(conn, table_sql):
 # ---------------------------------------------------------------- the two methods
 
 def _infile_chunks(pieces, progress):
-    """Chunks of LOAD DATA text; progress after each piece has been handed over."""
+    """Chunks of LOAD DATA text; progress after each piece has been handed over.
+
+    The next piece is encoded in a helper thread while the current one is sent: the
+    Arrow encoder releases the GIL, so encoding overlaps the socket writes (which
+    release it too)."""
     pieces.started = True
     source = pieces.source
+    it = iter(pieces)
+    first = next(it, None)
+    if first is None:
+        return
     row = 0
-    for n, piece in pieces:
-        if pieces.first_chunk is not None and piece is pieces.first[1]:
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mysqlc-load_table")
+    try:
+        current = first
+        if pieces.first_chunk is not None:
             data = pieces.first_chunk
             pieces.first_chunk = None
         else:
-            data = source.encode(piece, row)
-        view = memoryview(data)
-        for i in range(0, len(view), CHUNK_BYTES):
-            yield view[i:i + CHUNK_BYTES]
-        if n < 0:
-            n = data.count(b"\n")
-        row += n
-        progress(n)
+            data = source.encode(first[1], 0)
+        while current is not None:
+            n = current[0]
+            if n < 0:
+                n = data.count(b"\n")
+            following = next(it, None)
+            future = (pool.submit(source.encode, following[1], row + n)
+                      if following is not None else None)
+            view = memoryview(data)
+            for i in range(0, len(view), CHUNK_BYTES):
+                yield view[i:i + CHUNK_BYTES]
+            del view
+            row += n
+            progress(n)
+            current = following
+            if future is not None:
+                data = future.result()
+    finally:
+        pool.shutdown(wait=True)
 
 
 def _load_infile(cur, sql, pieces, progress):

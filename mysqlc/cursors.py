@@ -639,8 +639,13 @@ class SSCursor(BaseCursor):
         self.rownumber = 0
         self.warning_count = core.warning_count
 
-    def _pull(self, n):
-        """Up to `n` rows (all when n < 0) from the wire; [] when done."""
+    #: bytes of row packets one internal read-ahead batch (iteration, scroll) holds at
+    #: most: rows of MiB-sized BLOBs come a few at a time, small rows hundreds at once
+    _batch_bytes = 1 << 20
+
+    def _pull(self, n, max_bytes=0):
+        """Up to `n` rows (all when n < 0) from the wire, fewer once they add up to
+        `max_bytes` of packets (when > 0); [] when done."""
         if not getattr(self, "_streaming", False):
             return []
         conn = self._get_conn()
@@ -648,7 +653,7 @@ class SSCursor(BaseCursor):
             self._streaming = False
             return []
         core = conn._conn
-        rows = core.fetch(n, self._keys)
+        rows = core.fetch(n, self._keys, max_bytes)
         if not core.rows_pending:
             self._streaming = False
             self.rowcount = self.rownumber + len(rows)
@@ -682,7 +687,7 @@ class SSCursor(BaseCursor):
     def __iter__(self):
         self._check_executed()
         while True:
-            rows = self._pull(max(self.arraysize, 256))
+            rows = self._pull(max(self.arraysize, 256), self._batch_bytes)
             if not rows:
                 return
             for row in rows:
@@ -695,7 +700,7 @@ class SSCursor(BaseCursor):
         if mode != "relative" or value < 0:
             raise NotSupportedError(0, "an unbuffered cursor can only scroll forward")
         while value > 0:
-            rows = self._pull(min(value, 10000))
+            rows = self._pull(min(value, 10000), self._batch_bytes)
             if not rows:
                 raise IndexError("out of range")
             self.rownumber += len(rows)
@@ -974,7 +979,7 @@ class PreparedSSCursor(_PreparedMixin, SSCursor):
         if field_count > 0:
             self._streaming = core.cursor_open or core.rows_pending
 
-    def _pull(self, n):
+    def _pull(self, n, max_bytes=0):
         if not getattr(self, "_streaming", False):
             return []
         conn = self._get_conn()
@@ -983,7 +988,7 @@ class PreparedSSCursor(_PreparedMixin, SSCursor):
             return []
         core = conn._conn
         if core.rows_pending:           # the server sent the rows without a cursor
-            return SSCursor._pull(self, n)
+            return SSCursor._pull(self, n, max_bytes)
         out = []
         buf = self._buffer
         while n < 0 or len(out) < n:

@@ -1990,16 +1990,23 @@ done:
 }
 
 /* Read up to `limit` rows (all when < 0) of the current result; the caller has entered. */
-static PyObject *fetch_rows(mc_conn *c, Py_ssize_t limit, PyObject *keys) {
+/* Read up to `limit` rows (all when < 0), and stop early once the rows' packets add up to
+   `max_bytes` (when > 0; at least one row is read), so that a batch of large rows stays
+   bounded in memory; the caller has entered. */
+static PyObject *fetch_rows_bounded(mc_conn *c, Py_ssize_t limit, PyObject *keys,
+                                    size_t max_bytes) {
     PyObject *list = PyList_New(0);
     if (!list) return NULL;
     Py_ssize_t got = 0;
-    while (c->state == ST_ROWS && (limit < 0 || got < limit)) {
+    size_t bytes = 0;
+    while (c->state == ST_ROWS && (limit < 0 || got < limit) &&
+           (max_bytes == 0 || bytes < max_bytes)) {
         const unsigned char *p;
         size_t n;
         int r = next_row_packet(c, &p, &n);
         if (r < 0) goto error;
         if (r == 0) break;
+        bytes += n;
         PyObject *row = decode_row(c, p, n, keys);
         if (!row) goto error;
         int rc = PyList_Append(list, row);
@@ -2014,18 +2021,23 @@ error:
     return NULL;
 }
 
+static PyObject *fetch_rows(mc_conn *c, Py_ssize_t limit, PyObject *keys) {
+    return fetch_rows_bounded(c, limit, keys, 0);
+}
+
 static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"n", "keys", NULL};
-    Py_ssize_t limit = -1;
+    static char *kwlist[] = {"n", "keys", "max_bytes", NULL};
+    Py_ssize_t limit = -1, max_bytes = 0;
     PyObject *keys = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nO", kwlist, &limit, &keys)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nOn", kwlist, &limit, &keys, &max_bytes))
+        return NULL;
     if (keys == Py_None) keys = NULL;
     if (keys && (!PyTuple_Check(keys) || PyTuple_GET_SIZE(keys) != c->plan_len)) {
         PyErr_SetString(PyExc_TypeError, "keys must be a tuple with one key per column");
         return NULL;
     }
     if (enter(c) < 0) return NULL;
-    PyObject *list = fetch_rows(c, limit, keys);
+    PyObject *list = fetch_rows_bounded(c, limit, keys, max_bytes > 0 ? (size_t)max_bytes : 0);
     leave(c);
     return list;
 }
@@ -2696,7 +2708,8 @@ static PyMethodDef Conn_methods[] = {
      " write_timeout=None)"},
     {"query", (PyCFunction)Conn_query, METH_O, "query(sql: bytes) -> field count"},
     {"fetch", (PyCFunction)(void (*)(void))Conn_fetch, METH_VARARGS | METH_KEYWORDS,
-     "fetch(n=-1, keys=None) -> list of rows"},
+     "fetch(n=-1, keys=None, max_bytes=0) -> list of rows (at most n; stops once the rows"
+     " read add up to max_bytes of packets, when > 0)"},
     {"next_result", (PyCFunction)Conn_next_result, METH_NOARGS, NULL},
     {"discard", (PyCFunction)Conn_discard, METH_NOARGS, NULL},
     {"ping", (PyCFunction)Conn_ping, METH_NOARGS, NULL},

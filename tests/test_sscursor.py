@@ -459,3 +459,28 @@ def test_prepared_sscursor_statement_without_result_set(conn):
     assert list(ps) == [(1,), (2,)]
     cur.execute("SELECT COUNT(*) FROM pss")
     assert cur.fetchall() == ((2,),)
+
+
+def test_iteration_over_mib_rows_is_bounded_by_bytes_peak_memory(conn):
+    """Iterating an unbuffered cursor reads ahead at most about 1 MiB of rows (not 256
+    rows whatever their size): rows of 1 MiB come a few at a time.  Measured with
+    tracemalloc (the row strings and the receive buffer are Python allocations)."""
+    import tracemalloc
+    cur = conn.cursor(SSCursor)
+    cur.execute("SELECT seq, REPEAT('x', 1048576) FROM seq_1_to_60")
+    tracemalloc.start()
+    try:
+        n = 0
+        for row in cur:
+            n += 1
+            assert len(row[1]) == 1048576
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert n == 60
+    assert peak < 16 * 1048576, peak   # 256 rows read ahead would be 60 MiB here
+    # the C bound itself: stop once the packets read add up to max_bytes
+    cur.execute("SELECT seq, REPEAT('y', 1048576) FROM seq_1_to_10")
+    core = conn._conn
+    assert len(core.fetch(100, None, 3000000)) == 3
+    assert len(core.fetch(100, None, 0)) == 7

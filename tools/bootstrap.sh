@@ -6,7 +6,10 @@
 #                                      mysqlc (editable, C extension built in place), pytest
 #                                      and tests/requirements.txt
 #   bash tools/bootstrap.sh --peers    also the peer drivers PyMySQL and mysqlclient
-#                                      (for benchmarks and the demo)
+#                                      (for the demo)
+#   bash tools/bootstrap.sh --bench    --peers, and the benchmarks' other peers and tools:
+#                                      mysql-connector-python, MariaDB Connector/Python,
+#                                      connectorx, matplotlib
 #
 # Environment: PYTHON (default python3) is the interpreter the venv is made from.
 # When MYSQLC_TEST_DSN is set no local MariaDB server is installed.
@@ -14,10 +17,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PEERS=0
+BENCH=0
 for arg in "$@"; do
     case "$arg" in
         --peers) PEERS=1 ;;
-        -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --bench) PEERS=1; BENCH=1 ;;
+        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bootstrap: unknown argument: $arg" >&2; exit 2 ;;
     esac
 done
@@ -148,5 +153,17 @@ if [ "$PEERS" = 1 ]; then
         "$VPY" -m pip install -q mysqlclient \
             || say "WARNING: mysqlclient could not be installed (needs libmariadb-dev and pkg-config); continuing without it"
     fi
+fi
+if [ "$BENCH" = 1 ]; then
+    # the other peers of benchmarks/bench.py and bench_columnar.py, and the chart
+    for spec in mysql.connector:mysql-connector-python mariadb:mariadb connectorx:connectorx \
+                matplotlib:matplotlib; do
+        mod="${spec%%:*}" pkg="${spec#*:}"
+        if ! "$VPY" -c "import $mod" 2>/dev/null; then
+            say "installing $pkg"
+            "$VPY" -m pip install -q "$pkg" \
+                || say "WARNING: $pkg could not be installed; the benchmarks report it as skipped"
+        fi
+    done
 fi
 say "ready: $VPY"

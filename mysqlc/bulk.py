@@ -75,6 +75,7 @@ from concurrent.futures import ThreadPoolExecutor
 import warnings as _warnings
 
 from . import cursors as _cursors
+from ._progress import Progress
 from .errors import DatabaseError, DataError, NotSupportedError, ProgrammingError, Warning
 
 __all__ = ["load_table"]
@@ -111,31 +112,6 @@ def _table_sql(table):
             raise ProgrammingError(0, "table must be a name or a (database, table) pair")
         return _quote_ident(table[0]) + "." + _quote_ident(table[1])
     return _quote_ident(table)
-
-
-class _Progress:
-    def __init__(self, progress):
-        self.total = 0
-        self.fn = None
-        self.update = None
-        if progress is None:
-            return
-        update = getattr(progress, "update", None)
-        if callable(update):
-            self.update = update
-        elif callable(progress):
-            self.fn = progress
-        else:
-            raise TypeError("progress must be callable or have an update(n) method")
-
-    def __call__(self, n):
-        if not n:
-            return
-        self.total += n
-        if self.update is not None:
-            self.update(n)
-        elif self.fn is not None:
-            self.fn(self.total)
 
 
 # ---------------------------------------------------------------- sources
@@ -530,7 +506,7 @@ def load_table(cursor, table, data, columns=None, *, method="auto", batch_rows=N
         raise ProgrammingError(0, "batch_rows must be a positive int")
     conn = cursor._get_conn()
     table_sql = _table_sql(table)
-    progress = _Progress(progress)
+    progress = Progress(progress)
 
     source = _make_source(data, batch_rows)
     names = list(columns) if columns is not None else None

@@ -42,6 +42,7 @@ import importlib
 import threading
 import urllib.parse
 
+from ._progress import Progress
 from .errors import NotSupportedError, ProgrammingError
 
 __all__ = ["read_sql", "ArrowStream", "parse_dsn"]
@@ -58,29 +59,6 @@ def _need(module, what):
     except ImportError as exc:
         pkg = _PACKAGES.get(module, module)
         raise ImportError("%s needs the %r package (pip install %s)" % (what, pkg, pkg)) from exc
-
-
-# ---------------------------------------------------------------- progress
-
-class _Progress:
-    """Calls `callback` with the cumulative row count, or ``callback.update(delta)`` when
-    it has an ``update`` method (a tqdm bar).  Thread-safe (partitioned reads)."""
-
-    def __init__(self, callback):
-        self._cb = callback
-        self._update = getattr(callback, "update", None) if callback is not None else None
-        self._done = 0
-        self._lock = threading.Lock()
-
-    def add(self, n):
-        if self._cb is None or n <= 0:
-            return
-        with self._lock:
-            self._done += n
-            if self._update is not None:
-                self._update(n)
-            else:
-                self._cb(self._done)
 
 
 # ---------------------------------------------------------------- batch sources
@@ -175,7 +153,7 @@ class _Batches:
         self.cursor = cursor
         self.batch_size = batch_size or DEFAULT_BATCH_SIZE
         self.decimal = decimal
-        self.progress = progress if isinstance(progress, _Progress) else _Progress(progress)
+        self.progress = progress if isinstance(progress, Progress) else Progress(progress)
         self._schema = None
 
     def _python_rows(self, n):
@@ -582,7 +560,7 @@ def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None
         raise ValueError("return_type must be 'arrow', 'pandas', 'polars' or 'numpy', not %r"
                          % (return_type,))
     _need({"arrow": "pyarrow", "pandas": "pyarrow"}.get(return_type, return_type), "read_sql()")
-    progress = _Progress(progress)   # one count over all partitions
+    progress = Progress(progress)   # one count over all partitions
     if partitions is not None and partitions < 1:
         raise ValueError("partitions must be at least 1")
     if partition_on is not None and (partitions or 1) > 1:

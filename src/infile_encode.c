@@ -316,14 +316,6 @@ static int fmt_decimal(char *out, const uint64_t *limbs_in, int nl, int scale) {
     return (int)(w - out);
 }
 
-/* The C locale for snprintf/strtod of floats, whatever LC_NUMERIC the process uses. */
-static locale_t c_numeric_locale = (locale_t)0;
-
-static void init_c_locale(void) {   /* with the GIL */
-    if (c_numeric_locale == (locale_t)0)
-        c_numeric_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-}
-
 /* ------------------------------------------------------------------------ */
 /* Arrow columns                                                            */
 
@@ -851,17 +843,16 @@ static PyObject *infile_encode_arrow(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "load_table: a record batch without columns");
         goto done;
     }
-    init_c_locale();
     int rc;
     Py_BEGIN_ALLOW_THREADS
     locale_t prev = (locale_t)0;
-    if (c_numeric_locale) prev = uselocale(c_numeric_locale);
+    if (mc_c_locale) prev = uselocale(mc_c_locale);
     size_t guess = (size_t)a.length * (size_t)(ncols * 8 + 1) + 1;
     if (guess > ((size_t)64 << 20)) guess = (size_t)64 << 20;   /* grows as needed */
     rc = ib_need(&b, guess) < 0
              ? set_err(&e, E_NOMEM, "out of memory")
              : encode_arrow_rows(&b, cols, ncols, a.length, &e);
-    if (c_numeric_locale) uselocale(prev);
+    if (mc_c_locale) uselocale(prev);
     Py_END_ALLOW_THREADS
     if (rc < 0) raise_enc_err(st, &e);
     else result = bytes_from_ibuf(&b);

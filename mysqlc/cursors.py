@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from itertools import chain
 
 from .converters import _str_fallback_args
-from .errors import NotSupportedError, ProgrammingError
+from .errors import NotSupportedError, OperationalError, ProgrammingError
 
 __all__ = ["BaseCursor", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",
            "PreparedCursor", "PreparedDictCursor", "PreparedSSCursor",
@@ -310,6 +310,11 @@ class BaseCursor:
         if m is not None:
             prefix, postfix = m.group("prefix"), m.group("postfix")
             if not _has_placeholder(prefix) and not _has_placeholder(postfix):
+                if conn._encoders is None and conn._conn.bulk_operations:
+                    rows = list(rows)
+                    total = self._executemany_bulk(conn, qb, rows)
+                    if total is not None:
+                        return total
                 return self._executemany_rows(conn, prefix.replace(b"%%", b"%"),
                                               m.group("values"),
                                               postfix.replace(b"%%", b"%"), rows)
@@ -318,6 +323,26 @@ class BaseCursor:
             total += self.execute(qb, params)
         self.rowcount = total
         return total
+
+    def _executemany_bulk(self, conn, query, rows):
+        """MariaDB: the INSERT/REPLACE as one prepared statement and all `rows` through
+        COM_STMT_BULK_EXECUTE, which costs the server less than parsing multi-row
+        statements.  Only where the stored values are the same as with the SQL literals
+        of the text path: sequences of parameters, the default encoders, no float (a
+        float's literal is an exact decimal).  Returns None to use the text path (also
+        when the statement cannot be prepared: the text path then reports its error)."""
+        if not all(type(r) is tuple or type(r) is list for r in rows):
+            return None
+        sql, names = _to_qmark(query, True)
+        if names is not None:
+            return None
+        try:
+            stmt = _PreparedMixin._statement(self, conn, sql)
+        except (ProgrammingError, OperationalError, NotSupportedError):
+            return None
+        if any(len(r) != stmt.nparams for r in rows):
+            return None
+        return _bulk_execute(self, conn, stmt, rows, exact=True)
 
     def _executemany_rows(self, conn, prefix, values, postfix, rows):
         limit = conn._get_max_allowed_packet() - 1024   # headroom for the packet header
@@ -809,6 +834,35 @@ def _to_qmark(query, has_args=True):
     return bytes(out), (names or None)
 
 
+def _bulk_execute(cursor, conn, stmt, rows, exact):
+    """All of `rows` through COM_STMT_BULK_EXECUTE (MariaDB) as few commands as fit
+    ``max_allowed_packet``; sets the cursor's results and returns the affected rows, or
+    None when bulk execution does not apply (server without it, a column whose values
+    have different binary types, with `exact` a float value)."""
+    if not stmt.nparams or not conn._conn.bulk_operations:
+        return None
+    max_payload = conn._get_max_allowed_packet() - 4096   # before taking the lock
+    if cursor.max_stmt_length:
+        max_payload = min(max_payload, cursor.max_stmt_length)
+    lock = conn._lock
+    if not lock.acquire(False):
+        raise _busy()
+    try:
+        conn._discard_pending(cursor)
+        cursor._clear()
+        total = conn._conn.stmt_bulk_execute(stmt.id, rows, max_payload=max_payload,
+                                             encoding=conn.encoding, exact=exact)
+    finally:
+        lock.release()
+    if total is not None:
+        cursor._rows = ()
+        cursor.rownumber = 0
+        cursor.rowcount = total
+        cursor.lastrowid = conn._conn.insert_id
+        cursor.warning_count = conn._conn.warning_count
+    return total
+
+
 class _PreparedMixin:
     """Runs ``execute`` through COM_STMT_PREPARE / COM_STMT_EXECUTE (binary
     protocol) with the connection's LRU statement cache.  Placeholders are ``%s``
@@ -924,25 +978,9 @@ class _PreparedMixin:
                     raise ProgrammingError(
                         0, "wrong number of parameters: the statement has %d placeholders "
                         "but %d parameters were given" % (stmt.nparams, len(r)))
-            if stmt.nparams:
-                max_payload = conn._get_max_allowed_packet() - 4096   # before taking the lock
-                lock = conn._lock
-                if not lock.acquire(False):
-                    raise _busy()
-                try:
-                    conn._discard_pending(self)
-                    self._clear()
-                    total = conn._conn.stmt_bulk_execute(
-                        stmt.id, rows, max_payload=max_payload, encoding=conn.encoding)
-                finally:
-                    lock.release()
-                if total is not None:
-                    self._rows = ()
-                    self.rownumber = 0
-                    self.rowcount = total
-                    self.lastrowid = conn._conn.insert_id
-                    self.warning_count = conn._conn.warning_count
-                    return total
+            total = _bulk_execute(self, conn, stmt, rows, exact=False)
+            if total is not None:
+                return total
         total = 0
         for params in rows:
             total += max(self.execute(query, params), 0)

@@ -2290,13 +2290,14 @@ static PyObject *fetch_rows(mc_conn *c, Py_ssize_t limit, PyObject *keys);
    or a column's values do not share one binary type (the caller then executes row by
    row).  Rows must all have the statement's parameter count (checked by the caller). */
 static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"statement_id", "rows", "max_payload", "encoding", NULL};
+    static char *kwlist[] = {"statement_id", "rows", "max_payload", "encoding", "exact", NULL};
     unsigned long stmt_id;
     PyObject *rows;
     Py_ssize_t max_payload = 16 << 20;
     const char *encoding = "utf-8";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|nz", kwlist, &stmt_id, &rows,
-                                     &max_payload, &encoding))
+    int exact = 0;   /* refuse values whose binary form is not what their SQL literal means */
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|nzp", kwlist, &stmt_id, &rows,
+                                     &max_payload, &encoding, &exact))
         return NULL;
     if (!(c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS)) Py_RETURN_NONE;
     PyObject *seq = PySequence_Fast(rows, "rows must be a sequence");
@@ -2338,6 +2339,14 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
                 continue;
             }
             unsigned char t, tflag;
+            if (exact && PyFloat_Check(v)) {
+                /* a float's literal (its repr) is an exact decimal number; as a DOUBLE
+                   parameter it would store its binary value in a DECIMAL column */
+                Py_DECREF(row);
+                Py_DECREF(bounds);
+                ret = Py_NewRef(Py_None);
+                goto out;
+            }
             if (mc_writer_u8(&w, 0) < 0 ||
                 mc_binary_encode_value(c->st, &w, v, i, encoding, dec, &t, &tflag) < 0) {
                 Py_DECREF(row);
@@ -2725,8 +2734,9 @@ static PyMethodDef Conn_methods[] = {
     {"stmt_reset", (PyCFunction)Conn_stmt_reset, METH_O, NULL},
     {"stmt_bulk_execute", (PyCFunction)(void (*)(void))Conn_stmt_bulk_execute,
      METH_VARARGS | METH_KEYWORDS,
-     "stmt_bulk_execute(statement_id, rows, max_payload=16777216, encoding='utf-8')"
-     " -> affected rows, or None when bulk execution does not apply"},
+     "stmt_bulk_execute(statement_id, rows, max_payload=16777216, encoding='utf-8', exact=False)"
+     " -> affected rows, or None when bulk execution does not apply (exact: also when a"
+     " value is a float)"},
     {"stmt_close", (PyCFunction)Conn_stmt_close, METH_O, NULL},
     {"_start_capture", (PyCFunction)Conn_start_capture, METH_NOARGS, NULL},
     {"_stop_capture", (PyCFunction)Conn_stop_capture, METH_NOARGS, NULL},

@@ -867,3 +867,32 @@ def test_invalid_dates_decode_to_none(conn_kwargs):
         assert cur.fetchone() == (None, None, "2024-02-30", "2023-02-29 10:00:00.500")
     finally:
         c.close()
+
+
+def test_executemany_bulk_only_where_values_are_the_literals(conn):
+    """With MariaDB an INSERT ... VALUES executemany goes through COM_STMT_BULK_EXECUTE
+    (one prepared statement, no multi-row text to parse), but only where the stored values
+    equal the text path's: a float's literal is an exact decimal, so rows with floats keep
+    the multi-row text statement (0.1 in a DECIMAL(30,25) column stays 0.1)."""
+    if not conn._conn.bulk_operations:
+        pytest.skip("the server has no COM_STMT_BULK_EXECUTE")
+    cur = conn.cursor()
+    cur.execute("CREATE TEMPORARY TABLE bx (id INT AUTO_INCREMENT PRIMARY KEY, "
+                "d DECIMAL(30,25), s VARCHAR(10), t DATETIME(6))")
+    ts = datetime.datetime(2024, 2, 29, 12, 0, 0, 7)
+    before = (_status(conn, "Com_insert"), _status(conn, "Com_stmt_execute"))
+    assert cur.executemany("INSERT INTO bx (d, s, t) VALUES (%s, %s, %s)",
+                           [(0.1, "a", ts), (0.2, "b", ts)]) == 2
+    assert _status(conn, "Com_insert") - before[0] == 1           # text path
+    before = (_status(conn, "Com_insert"), _status(conn, "Com_stmt_execute"))
+    assert cur.executemany("INSERT INTO bx (d, s, t) VALUES (%s, %s, %s)",
+                           [(D("0.3"), "c", ts), (D(7), "d'\\", None), (None, None, ts)]) == 3
+    assert _status(conn, "Com_stmt_execute") - before[1] == 1     # one bulk command
+    assert _status(conn, "Com_insert") - before[0] == 1
+    assert cur.rowcount == 3
+    cur.execute("SELECT d, s, t FROM bx ORDER BY id")
+    assert cur.fetchall() == ((D("0.1000000000000000000000000"), "a", ts),
+                              (D("0.2000000000000000000000000"), "b", ts),
+                              (D("0.3000000000000000000000000"), "c", ts),
+                              (D("7.0000000000000000000000000"), "d'\\", None),
+                              (None, None, ts))

@@ -517,6 +517,7 @@ class FakeCore:
     no_backslash_escapes = False
     open = True
     cursor_open = False
+    bulk_operations = False   # MySQL-like: executemany takes the multi-row text path
 
     def __init__(self):
         self.sent = []

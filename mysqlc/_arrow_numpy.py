@@ -99,6 +99,18 @@ def _column(np, fmt, arr, owner):
     raise ValueError("no NumPy conversion for Arrow format %r" % fmt.decode())
 
 
+def schema_fields(schema_capsule):
+    """[(name, format)] of the children of a struct schema capsule (not consumed)."""
+    sch = _ArrowSchema.from_address(_get_pointer(schema_capsule, b"arrow_schema"))
+    if not sch.release:
+        raise ValueError("this arrow_schema capsule has already been consumed")
+    out = []
+    for i in range(sch.n_children):
+        child = sch.children[i].contents
+        out.append((child.name.decode("utf-8"), child.format.decode("ascii")))
+    return out
+
+
 def struct_to_numpy(np, schema_capsule, array_capsule):
     """(names, [array or masked array per column]) of one record batch; with
     `array_capsule` None, empty arrays of the schema's types."""

@@ -365,7 +365,13 @@ def _load_infile(cur, sql, pieces, progress):
 def _load_insert(cur, conn, sql, pieces, progress, collect):
     source = pieces.source
     total = 0
+    first_row = 0
     for n, piece in pieces:
+        if source.kind == "rows":
+            # the LOAD DATA encoder checks the values first, so that both methods raise
+            # the same errors (TypeError / DataError naming the row and the column)
+            source.encode(piece, first_row)
+            first_row += len(piece)
         rows = source.py_rows(piece)
         if not rows:
             continue

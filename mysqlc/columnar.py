@@ -43,7 +43,7 @@ import threading
 import urllib.parse
 
 from ._progress import Progress
-from .errors import NotSupportedError, ProgrammingError
+from .errors import InterfaceError, NotSupportedError, ProgrammingError
 
 __all__ = ["read_sql", "ArrowStream", "parse_dsn"]
 
@@ -142,6 +142,10 @@ def _rows_to_batch(pa, cursor, rows, types, decimal):
     return pa.RecordBatch.from_arrays(arrays, names=[d[0] for d in desc])
 
 
+_STALE = ("this columnar reader's result set is gone: the cursor has since run another "
+          "statement or moved to its next result set")
+
+
 class _Batches:
     """Iterates a cursor's remaining rows as (schema capsule, array capsule) pairs."""
 
@@ -155,6 +159,27 @@ class _Batches:
         self.decimal = decimal
         self.progress = progress if isinstance(progress, Progress) else Progress(progress)
         self._schema = None
+        self.done = False
+        # what identifies the result this reader is for: a reader made before the cursor
+        # ran another statement, moved to its next result set or was closed must not read
+        # the new result with the old schema
+        core = _core_source(cursor)
+        self.live = core is not None
+        self.result_id = core.result_id if core is not None else None
+        self.rows, self.description = cursor._rows, cursor.description
+
+    def _check(self):
+        cur = self.cursor
+        conn = cur.connection
+        if conn is None:
+            raise ProgrammingError(0, "the cursor was closed during a columnar read")
+        if self.live:
+            if not conn.open:
+                raise InterfaceError(0, "the connection was closed during a columnar read")
+            if conn._conn.result_id != self.result_id or not conn._is_owner(cur):
+                raise ProgrammingError(0, _STALE)
+        elif cur._rows is not self.rows or cur.description is not self.description:
+            raise ProgrammingError(0, _STALE)
 
     def _python_rows(self, n):
         """Rows the cursor holds as Python objects (buffered cursors, or what an
@@ -175,6 +200,7 @@ class _Batches:
         return list(take)
 
     def schema(self):
+        self._check()
         core = _core_source(self.cursor)
         if core is not None:
             return core.arrow_schema(decimal=self.decimal)
@@ -201,6 +227,9 @@ class _Batches:
 
     def next(self):
         """The next batch as capsules, or None at the end."""
+        if self.done:
+            return None
+        self._check()
         n = self.batch_size
         rows = self._python_rows(n)
         if rows:
@@ -223,6 +252,7 @@ class _Batches:
         return schema, array
 
     def _finish(self, core):
+        self.done = True
         cur = self.cursor
         if getattr(cur, "_streaming", False):
             cur._streaming = False
@@ -292,7 +322,14 @@ class _Collected:
 
     def to_numpy(self, what):
         np = _need("numpy", what)
-        from ._arrow_numpy import struct_to_numpy
+        from ._arrow_numpy import schema_fields, struct_to_numpy
+        seen = set()
+        for name, _fmt in schema_fields(self.schema):
+            if name in seen:
+                raise ProgrammingError(0, "%s: the result has two columns named %r, which a "
+                                       "dict of arrays cannot hold (give them aliases)"
+                                       % (what, name))
+            seen.add(name)
         names, parts = None, []
         for sc, ac in self.pairs or [(self.schema, None)]:
             names, arrays = struct_to_numpy(np, sc, ac)
@@ -330,6 +367,12 @@ def convert(result, return_type, what):
         return result.to_arrow(what).to_pandas()
     if return_type == "polars":
         pl = _need("polars", "%s as polars" % what)
+        from ._arrow_numpy import schema_fields
+        wide = [name for name, fmt in schema_fields(result.schema) if fmt.endswith(",256")]
+        if wide:
+            raise NotSupportedError(
+                0, "polars has no decimal type above 38 digits (column %r is a 256-bit "
+                "decimal): pass decimal='float' or decimal='str'" % wide[0])
         return pl.DataFrame(result)   # through __arrow_c_stream__: pyarrow not needed
     if return_type == "numpy":
         return result.to_numpy(what)
@@ -441,6 +484,15 @@ def _read_one(conn, sql, params, batch_size, decimal, progress, protocol="binary
 _BINARY_STREAM = _binary_stream_cursor()
 
 
+def _subquery(sql):
+    """`sql` as a derived table's body: a trailing ``;`` dropped, and a line break before
+    the closing parenthesis so that a trailing ``-- comment`` cannot swallow it."""
+    sql = sql.rstrip()
+    while sql.endswith(";"):
+        sql = sql[:-1].rstrip()
+    return "(%s\n)" % sql
+
+
 def _partition_queries(sql, column, lo, hi, n):
     """SQL of n partitions covering [lo, hi] of an integer column, NULLs in the first."""
     n = max(1, min(n, hi - lo + 1))
@@ -452,7 +504,7 @@ def _partition_queries(sql, column, lo, hi, n):
         cond = "%s >= %d AND %s < %d" % (col, edges[i], col, edges[i + 1])
         if i == 0:
             cond = "(%s) OR %s IS NULL" % (cond, col)
-        out.append("SELECT * FROM (%s) AS _mysqlc_part WHERE %s" % (sql, cond))
+        out.append("SELECT * FROM %s AS _mysqlc_part WHERE %s" % (_subquery(sql), cond))
     return out
 
 
@@ -461,8 +513,8 @@ def _read_partitioned(source, sql, params, column, partitions, batch_size, decim
     conn, owned = _open(source)
     try:
         cur = conn.cursor()
-        cur.execute("SELECT MIN(%s), MAX(%s) FROM (%s) AS _mysqlc_range"
-                    % (_quote_ident(column), _quote_ident(column), sql), params)
+        cur.execute("SELECT MIN(%s), MAX(%s) FROM %s AS _mysqlc_range"
+                    % (_quote_ident(column), _quote_ident(column), _subquery(sql)), params)
         lo, hi = cur.fetchone()
         cur.close()
     finally:
@@ -516,7 +568,9 @@ def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None
         (see :func:`parse_dsn`); a connection made from a DSN is closed afterwards.
     sql : str
         One SELECT (or any statement with a result set); ``%s`` placeholders with
-        `params`, as :meth:`Cursor.execute`.
+        `params`, as :meth:`Cursor.execute`.  Only the first result set is read (the
+        rest, e.g. of a ``CALL``, is discarded); several statements in one string are
+        refused by the default binary protocol (error 1064).
     return_type : {"arrow", "pandas", "polars", "numpy"}
         ``pyarrow.Table``; ``pandas.DataFrame`` (``Table.to_pandas()``);
         ``polars.DataFrame``; dict of NumPy arrays (as ``Cursor.fetchnumpy()``).
@@ -529,8 +583,10 @@ def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None
         partition by partition in ascending ranges, the first partition holding the
         rows where the column is NULL; within a partition, in the server's order (as
         connectorx).  The result's column names must be unique (a derived table's).
-        With a Connection as `source` the partitions open connections with its
-        parameters.
+        With a Connection as `source` the partitions open new connections with its
+        parameters: they do not see that connection's uncommitted changes, temporary
+        tables or session settings (``SET time_zone`` ...) -- commit first, or read
+        without partitions.
     partitions : int, optional
         Number of partitions (default 1: no split).
     batch_size : int, optional

@@ -583,9 +583,9 @@ class Connection:
         """Close the connection (COM_QUIT, then the socket).  Idempotent."""
         core = self._conn
         if core is not None:
+            core.close()   # ProgrammingError while another thread uses it: nothing changes
             self._owner = None
             self._stmt_cache.clear()   # statements die with the connection
-            core.close()
 
     @property
     def open(self):

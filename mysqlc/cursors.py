@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from itertools import chain
 
 from .converters import _str_fallback_args
-from .errors import NotSupportedError, OperationalError, ProgrammingError
+from .errors import InterfaceError, NotSupportedError, OperationalError, ProgrammingError
 
 __all__ = ["BaseCursor", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",
            "PreparedCursor", "PreparedDictCursor", "PreparedSSCursor",
@@ -676,6 +676,9 @@ class SSCursor(BaseCursor):
         conn = self._get_conn()
         if not conn._is_owner(self):
             self._streaming = False
+            if not conn.open:   # not an end of the rows: they are lost
+                raise InterfaceError(0, "the connection was closed while the unbuffered "
+                                        "cursor's rows were being read")
             return []
         core = conn._conn
         rows = core.fetch(n, self._keys, max_bytes)
@@ -1023,6 +1026,9 @@ class PreparedSSCursor(_PreparedMixin, SSCursor):
         conn = self._get_conn()
         if not conn._is_owner(self):
             self._streaming = False
+            if not conn.open:
+                raise InterfaceError(0, "the connection was closed while the unbuffered "
+                                        "cursor's rows were being read")
             return []
         core = conn._conn
         if core.rows_pending:           # the server sent the rows without a cursor

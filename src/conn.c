@@ -783,6 +783,7 @@ static Py_ssize_t read_query_response(mc_conn *c) {
     size_t n;
     clear_result(c);
     c->rows_read = 0;
+    c->result_seq++;
     if (conn_read_packet(c, &p, &n) < 0) return -1;
     if (n == 0) { malformed(c, "empty response packet"); return -1; }
     if (p[0] == 0x00) {
@@ -2628,6 +2629,7 @@ U64_GETTER(protocol_version, c->protocol_version)
 U64_GETTER(affected_rows, c->field_count > 0 ? c->rows_read : c->affected_rows)
 U64_GETTER(insert_id, c->insert_id)
 U64_GETTER(warning_count, c->warning_count)
+U64_GETTER(result_id, c->result_seq)
 
 static PyObject *obj_or_none(PyObject *o) {
     if (!o) Py_RETURN_NONE;
@@ -2678,6 +2680,8 @@ static PyObject *get_bulk(mc_conn *c, void *x) {
 }
 
 static PyGetSetDef Conn_getset[] = {
+    {"result_id", (getter)get_result_id, NULL,
+     "number of the current response: changes with every statement and next result", NULL},
     {"bulk_operations", (getter)get_bulk, NULL,
      "the server accepted MariaDB's COM_STMT_BULK_EXECUTE", NULL},
     {"server_version", (getter)get_server_version, NULL, "server version string from the handshake", NULL},

@@ -55,6 +55,7 @@ typedef struct {
     int capturing;         /* record every received byte into `capture` */
     mc_writer capture;
     uint64_t rows_read;
+    uint64_t result_seq;   /* incremented for every response read: identifies a result */
     /* TLS */
     SSL_CTX *ssl_ctx;
     SSL *ssl;

@@ -626,3 +626,101 @@ def test_server_side_cursor_is_advanced_with_com_stmt_fetch(people):
     assert list(first) + got == list(expected)
     assert not people._conn.cursor_open and not people._conn.rows_pending
     assert _rows(people, "SELECT 4") == ((4,),)
+
+
+# ------------------------------------------------------------------ found by a tester
+
+def test_stale_reader_raises_and_leaves_the_new_result(conn):
+    """A reader made for one result must not read the cursor's next one with its old
+    schema (that read a decimal256 schema over int64 buffers: a crash in pyarrow)."""
+    ss = conn.cursor(mysqlc.cursors.SSCursor)
+    ss.execute("SELECT CAST(seq AS DECIMAL(65,0)) AS d FROM seq_1_to_10")
+    reader = ss.fetch_record_batches(4)
+    stream = ss.fetch_arrow_stream()
+    ss.execute("SELECT seq % 100 AS x FROM seq_1_to_1000")
+    with pytest.raises(Exception, match="result set is gone"):
+        reader.read_next_batch()
+    with pytest.raises(Exception, match="result set is gone"):
+        pa.table(stream)
+    assert len(ss.fetchall()) == 1000          # the new result is intact
+    # buffered cursors too
+    cur = conn.cursor()
+    cur.execute("SELECT seq AS a FROM seq_1_to_5")
+    reader = cur.fetch_record_batches(2)
+    cur.execute("SELECT 'x' AS b")
+    with pytest.raises(Exception, match="result set is gone"):
+        reader.read_all()
+    assert cur.fetchall() == (("x",),)
+
+
+def test_reader_on_a_closed_connection_or_cursor_raises(conn_kwargs):
+    c = mysqlc.connect(**conn_kwargs)
+    ss = c.cursor(mysqlc.cursors.SSCursor)
+    ss.execute("SELECT seq FROM seq_1_to_100000")
+    reader = ss.fetch_record_batches(100)
+    assert reader.read_next_batch().num_rows == 100
+    c.close()
+    with pytest.raises(Exception, match="connection was closed"):
+        reader.read_all()
+    with pytest.raises(mysqlc.InterfaceError, match="connection was closed"):
+        ss.fetchall()
+    c = mysqlc.connect(**conn_kwargs)
+    ss = c.cursor(mysqlc.cursors.SSCursor)
+    ss.execute("SELECT seq FROM seq_1_to_1000")
+    reader = ss.fetch_record_batches(100)
+    ss.close()
+    with pytest.raises(Exception, match="cursor was closed"):
+        reader.read_all()
+    c.close()
+
+
+def test_close_from_another_thread_during_a_read_changes_nothing(conn_kwargs):
+    """close() while another thread decodes raises ProgrammingError and leaves the read
+    whole (it used to end the other thread's read early, silently)."""
+    c = mysqlc.connect(**conn_kwargs)
+    ss = c.cursor(mysqlc.cursors.SSCursor)
+    ss.execute("SELECT a.seq, b.seq FROM seq_1_to_1000 a, seq_1_to_500 b")
+    reader = ss.fetch_record_batches(1000)
+    out, errors = [], []
+
+    def read():
+        try:
+            out.append(sum(b.num_rows for b in reader))
+        except Exception as exc:
+            errors.append(exc)
+    t = threading.Thread(target=read)
+    t.start()
+    while t.is_alive():
+        try:
+            c.close()
+            break
+        except mysqlc.ProgrammingError:   # the reader holds the connection right now
+            pass
+    t.join()
+    if out:
+        assert out == [500000]     # every row, never a silently shorter result
+    else:   # close() came between two batches: the reader raised, it did not just stop
+        assert not c.open and "connection was closed" in str(errors[0])
+    c.close()
+
+
+def test_polars_refuses_256_bit_decimals_clearly(conn):
+    pytest.importorskip("polars")
+    sql = "SELECT CAST(1.5 AS DECIMAL(65,30)) AS d"
+    with pytest.raises(mysqlc.NotSupportedError, match="decimal='float'"):
+        mysqlc.read_sql(conn, sql, "polars")
+    df = mysqlc.read_sql(conn, sql, "polars", decimal="str")
+    assert df["d"].to_list() == ["1.500000000000000000000000000000"]
+
+
+def test_numpy_refuses_duplicate_column_names(conn):
+    pytest.importorskip("numpy")
+    with pytest.raises(mysqlc.ProgrammingError, match="two columns named 'a'"):
+        mysqlc.read_sql(conn, "SELECT 1 AS a, 2 AS a", "numpy")
+
+
+def test_partitions_with_a_trailing_semicolon_or_comment(conn):
+    for sql in ("SELECT seq FROM seq_1_to_100;", "SELECT seq FROM seq_1_to_100 -- all  ",
+                "SELECT seq FROM seq_1_to_100 ; ;"):
+        t = mysqlc.read_sql(conn, sql, partition_on="seq", partitions=3)
+        assert sorted(t.column("seq").to_pylist()) == list(range(1, 101))

@@ -727,3 +727,19 @@ def test_encoding_in_threads_gives_the_same_bytes():
     for th in threads:
         th.join()
     assert results == [want] * 4
+
+
+@pytest.mark.parametrize("method", ["infile", "insert"])
+def test_both_methods_raise_the_same_errors_for_bad_values(lconn, method):
+    """The INSERT fallback checks values with the LOAD DATA encoder first: the same
+    exception types and messages (row and column named) whichever method runs."""
+    cur = lconn.cursor()
+    cur.execute("CREATE TEMPORARY TABLE bad (id INT, f DOUBLE, s VARCHAR(10))")
+    with pytest.raises(mysqlc.DataError, match="row 1, column .f.: nan"):
+        cur.load_table("bad", [(1, 1.0, "a"), (2, float("nan"), "b")], method=method)
+    with pytest.raises(TypeError, match="row 0, column 's': unsupported type object"):
+        cur.load_table("bad", [(1, 1.0, object())], method=method)
+    with pytest.raises(mysqlc.ProgrammingError, match="row 0 has 2 values, but 3"):
+        cur.load_table("bad", [(1, 2.0)], method=method)
+    cur.execute("SELECT COUNT(*) FROM bad")
+    assert cur.fetchone() == (0,)

@@ -766,12 +766,14 @@ class _Statement:
         self.types = None
 
 
-_RE_QMARK_OUTSIDE_QUOTES = re.compile(rb"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`|(\?)""",
-                                      re.DOTALL)
+_RE_QMARK_OUTSIDE_QUOTES = re.compile(
+    rb"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`"""
+    rb"""|/\*.*?\*/|--[ \t][^\n]*|#[^\n]*|(\?)""", re.DOTALL)
 
 
 def _uses_qmark(query):
-    """True when `query` has a ``?`` placeholder outside quoted strings."""
+    """True when `query` has a ``?`` placeholder outside quoted strings and comments
+    (``/* */``, ``-- `` and ``#`` to the end of the line)."""
     return any(m.group(1) for m in _RE_QMARK_OUTSIDE_QUOTES.finditer(query))
 
 

@@ -657,3 +657,15 @@ def test_fixed_decimals_float_equal_between_protocols(conn, sql, text_value):
     text, binary, _, _ = _both(conn, sql)
     assert text == [(text_value,)]
     assert binary == text
+
+
+def test_question_mark_in_a_comment_is_no_placeholder(conn):
+    """A ``?`` in a comment (or a string) does not make the SQL qmark-style: the %s
+    placeholders are still rewritten (found by a tester through read_sql)."""
+    cur = conn.cursor(prepared=True)
+    for sql in ("SELECT /* why? */ %s AS y", "SELECT %s AS y -- who?\n", "SELECT %s AS y # ?\n",
+                "SELECT '?' AS q, %s AS y"):
+        cur.execute(sql, (3,))
+        assert cur.fetchone()[-1] == 3, sql
+    cur.execute("SELECT ? AS y /* ? */", (4,))
+    assert cur.fetchone() == (4,)

@@ -2290,6 +2290,19 @@ static PyObject *fetch_rows(mc_conn *c, Py_ssize_t limit, PyObject *keys);
    max_payload.  Returns None, having sent nothing, when the server lacks the capability
    or a column's values do not share one binary type (the caller then executes row by
    row).  Rows must all have the statement's parameter count (checked by the caller). */
+/* Append v to a growable array of size_t; 0, or -1 with MemoryError. */
+static int push_bound(size_t **a, size_t *n, size_t *cap, size_t v) {
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        size_t *na = PyMem_Realloc(*a, ncap * sizeof(size_t));
+        if (!na) { PyErr_NoMemory(); return -1; }
+        *a = na;
+        *cap = ncap;
+    }
+    (*a)[(*n)++] = v;
+    return 0;
+}
+
 static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"statement_id", "rows", "max_payload", "encoding", "exact", NULL};
     unsigned long stmt_id;
@@ -2307,6 +2320,8 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
     PyObject *ret = NULL, *batches = NULL, *first = NULL;
     unsigned char *types = NULL;
     mc_writer w = {0};
+    /* byte offsets in w where each batch ends (C memory: no Python object per batch) */
+    size_t *bounds = NULL, nbounds = 0, capbounds = 0;
     if (nrows == 0) { ret = PyLong_FromLong(0); goto out; }
     first = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, 0), "each row must be a sequence");
     if (!first) goto out;
@@ -2320,15 +2335,12 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
     /* the rows' encoded values go into w; a batch ends where max_payload would be passed */
     Py_ssize_t batch_start_row = 0;
     size_t batch_start = 0;
-    PyObject *bounds = PyList_New(0);   /* (row index, byte offset) where each batch ends */
-    if (!bounds) goto out;
     for (Py_ssize_t r = 0; r < nrows; r++) {
         PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, r), "each row must be a sequence");
-        if (!row) { Py_DECREF(bounds); goto out; }
+        if (!row) { goto out; }
         if (PySequence_Fast_GET_SIZE(row) != np) {
             Py_DECREF(row);
-            Py_DECREF(bounds);
-            mc_raise(c->st->ProgrammingError, 0, "row %zd has %zd parameters, expected %zd",
+                        mc_raise(c->st->ProgrammingError, 0, "row %zd has %zd parameters, expected %zd",
                      r, PySequence_Fast_GET_SIZE(row), np);
             goto out;
         }
@@ -2336,7 +2348,7 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
         for (Py_ssize_t i = 0; i < np; i++) {
             PyObject *v = PySequence_Fast_GET_ITEM(row, i);
             if (v == Py_None) {
-                if (mc_writer_u8(&w, 1) < 0) { Py_DECREF(row); Py_DECREF(bounds); goto out; }
+                if (mc_writer_u8(&w, 1) < 0) { Py_DECREF(row); goto out; }
                 continue;
             }
             unsigned char t, tflag;
@@ -2344,15 +2356,13 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
                 /* a float's literal (its repr) is an exact decimal number; as a DOUBLE
                    parameter it would store its binary value in a DECIMAL column */
                 Py_DECREF(row);
-                Py_DECREF(bounds);
-                ret = Py_NewRef(Py_None);
+                                ret = Py_NewRef(Py_None);
                 goto out;
             }
             if (mc_writer_u8(&w, 0) < 0 ||
                 mc_binary_encode_value(c->st, &w, v, i, encoding, dec, &t, &tflag) < 0) {
                 Py_DECREF(row);
-                Py_DECREF(bounds);
-                goto out;
+                                goto out;
             }
             unsigned char *slot = types + 2 * i;
             if (slot[0] == 0 && slot[1] == 0 && t != MC_TYPE_NULL) {
@@ -2360,39 +2370,32 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
                 slot[1] = tflag | 0x01;   /* low bit: slot set (cleared before sending) */
             } else if (slot[0] != t || (slot[1] & 0x80) != tflag) {
                 Py_DECREF(row);
-                Py_DECREF(bounds);
-                ret = Py_NewRef(Py_None);   /* mixed types in one column: not for bulk */
+                                ret = Py_NewRef(Py_None);   /* mixed types in one column: not for bulk */
                 goto out;
             }
         }
         Py_DECREF(row);
         if (r > batch_start_row && header + (w.len - batch_start) > (size_t)max_payload) {
             /* this row starts the next batch */
-            PyObject *b = Py_BuildValue("(nn)", r, (Py_ssize_t)row_start);
-            if (!b || PyList_Append(bounds, b) < 0) { Py_XDECREF(b); Py_DECREF(bounds); goto out; }
-            Py_DECREF(b);
+            if (push_bound(&bounds, &nbounds, &capbounds, row_start) < 0) goto out;
             batch_start_row = r;
             batch_start = row_start;
         }
     }
-    {
-        PyObject *b = Py_BuildValue("(nn)", nrows, (Py_ssize_t)w.len);
-        if (!b || PyList_Append(bounds, b) < 0) { Py_XDECREF(b); Py_DECREF(bounds); goto out; }
-        Py_DECREF(b);
-    }
+    if (push_bound(&bounds, &nbounds, &capbounds, w.len) < 0) goto out;
     for (Py_ssize_t i = 0; i < np; i++) {
         if (types[2 * i] == 0 && types[2 * i + 1] == 0) types[2 * i] = MC_TYPE_VAR_STRING;  /* all NULL */
         types[2 * i + 1] &= 0x80;
     }
-    if (enter(c) < 0) { Py_DECREF(bounds); goto out; }
-    if (check_idle(c) < 0) { leave(c); Py_DECREF(bounds); goto out; }
+    if (enter(c) < 0) { goto out; }
+    if (check_idle(c) < 0) { leave(c); goto out; }
     unsigned long long total = 0;
     size_t off = 0;
     mc_writer hdr = {0};
     int failed = 0;
     if (mc_writer_init(&hdr, header) < 0) failed = 1;
-    for (Py_ssize_t k = 0; !failed && k < PyList_GET_SIZE(bounds); k++) {
-        size_t end = (size_t)PyLong_AsSsize_t(PyTuple_GET_ITEM(PyList_GET_ITEM(bounds, k), 1));
+    for (size_t k = 0; !failed && k < nbounds; k++) {
+        size_t end = bounds[k];
         hdr.len = 0;
         unsigned char cmdhead[7] = {COM_STMT_BULK_EXECUTE,
                                     (unsigned char)stmt_id, (unsigned char)(stmt_id >> 8),
@@ -2420,12 +2423,12 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
     }
     mc_writer_free(&hdr);
     leave(c);
-    Py_DECREF(bounds);
-    if (!failed) {
+        if (!failed) {
         c->affected_rows = total;
         ret = PyLong_FromUnsignedLongLong(total);
     }
 out:
+    PyMem_Free(bounds);
     mc_writer_free(&w);
     PyMem_Free(types);
     Py_XDECREF(batches);

@@ -261,7 +261,14 @@ class _RowSource:
 
     def encode(self, rows, first_row):
         from . import _core
-        return _core.infile_encode_rows(rows, self.ncols, self.col_names, first_row)
+        try:
+            return _core.infile_encode_rows(rows, self.ncols, self.col_names, first_row)
+        except TypeError:
+            if not _has_numpy_scalars(rows):
+                raise
+            # rows taken from NumPy / pandas (itertuples): their scalars as Python values
+            rows[:] = [tuple(_py_scalar(v) for v in row) for row in rows]
+            return _core.infile_encode_rows(rows, self.ncols, self.col_names, first_row)
 
     def py_rows(self, rows):
         n = self.ncols
@@ -273,6 +280,27 @@ class _RowSource:
                 raise ProgrammingError(0, "load_table: a row has %d values, but %d columns "
                                        "are loaded" % (len(row), n))
         return rows
+
+
+def _is_numpy_scalar(v):
+    t = type(v)
+    return t.__module__ == "numpy" and hasattr(v, "item")
+
+
+def _has_numpy_scalars(rows):
+    return any(_is_numpy_scalar(v) for row in rows if isinstance(row, (tuple, list))
+               for v in row)
+
+
+def _py_scalar(v):
+    """A NumPy scalar as the Python value it holds (np.float32 -> float, np.int64 -> int,
+    np.datetime64 -> datetime, np.str_ -> str ...); other values unchanged."""
+    if not _is_numpy_scalar(v):
+        return v
+    name = type(v).__name__
+    if name in ("datetime64", "timedelta64"):   # nanoseconds would come back as an int
+        v = v.astype(name + "[us]")
+    return v.item()
 
 
 def _make_source(data, batch_rows):

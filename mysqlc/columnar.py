@@ -284,10 +284,21 @@ class ArrowStream:
 # ---------------------------------------------------------------- cursor methods
 
 def record_batches(cursor, batch_size=None, decimal="decimal", progress=None):
-    """pyarrow.RecordBatchReader over the cursor's remaining rows."""
+    """pyarrow.RecordBatchReader over the cursor's remaining rows, read as it is
+    consumed.  Built over a Python generator (not the C stream) so that an exception --
+    the server's error, a closed connection, one raised by `progress` -- reaches the
+    caller with its own type."""
     pa = _need("pyarrow", "fetch_record_batches()")
-    return pa.RecordBatchReader.from_stream(
-        ArrowStream(cursor, batch_size, decimal=decimal, progress=progress))
+    src = _Batches(cursor, batch_size, decimal, progress)
+    schema = pa.Schema._import_from_c_capsule(src.schema())
+
+    def batches():
+        while True:
+            pair = src.next()
+            if pair is None:
+                return
+            yield pa.RecordBatch._import_from_c_capsule(*pair)
+    return pa.RecordBatchReader.from_batches(schema, batches())
 
 
 class _Collected:

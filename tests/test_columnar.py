@@ -638,7 +638,7 @@ def test_stale_reader_raises_and_leaves_the_new_result(conn):
     reader = ss.fetch_record_batches(4)
     stream = ss.fetch_arrow_stream()
     ss.execute("SELECT seq % 100 AS x FROM seq_1_to_1000")
-    with pytest.raises(Exception, match="result set is gone"):
+    with pytest.raises(mysqlc.ProgrammingError, match="result set is gone"):
         reader.read_next_batch()
     with pytest.raises(Exception, match="result set is gone"):
         pa.table(stream)
@@ -648,7 +648,7 @@ def test_stale_reader_raises_and_leaves_the_new_result(conn):
     cur.execute("SELECT seq AS a FROM seq_1_to_5")
     reader = cur.fetch_record_batches(2)
     cur.execute("SELECT 'x' AS b")
-    with pytest.raises(Exception, match="result set is gone"):
+    with pytest.raises(mysqlc.ProgrammingError, match="result set is gone"):
         reader.read_all()
     assert cur.fetchall() == (("x",),)
 
@@ -660,7 +660,7 @@ def test_reader_on_a_closed_connection_or_cursor_raises(conn_kwargs):
     reader = ss.fetch_record_batches(100)
     assert reader.read_next_batch().num_rows == 100
     c.close()
-    with pytest.raises(Exception, match="connection was closed"):
+    with pytest.raises(mysqlc.InterfaceError, match="connection was closed"):
         reader.read_all()
     with pytest.raises(mysqlc.InterfaceError, match="connection was closed"):
         ss.fetchall()
@@ -669,7 +669,7 @@ def test_reader_on_a_closed_connection_or_cursor_raises(conn_kwargs):
     ss.execute("SELECT seq FROM seq_1_to_1000")
     reader = ss.fetch_record_batches(100)
     ss.close()
-    with pytest.raises(Exception, match="cursor was closed"):
+    with pytest.raises(mysqlc.ProgrammingError, match="cursor was closed"):
         reader.read_all()
     c.close()
 
@@ -724,3 +724,26 @@ def test_partitions_with_a_trailing_semicolon_or_comment(conn):
                 "SELECT seq FROM seq_1_to_100 ; ;"):
         t = mysqlc.read_sql(conn, sql, partition_on="seq", partitions=3)
         assert sorted(t.column("seq").to_pylist()) == list(range(1, 101))
+
+
+def test_record_batches_errors_keep_their_type(conn):
+    """fetch_record_batches() raises what went wrong with its own type: an exception of
+    the progress callback, the server's error in the middle of the rows."""
+    class Stop(Exception):
+        pass
+
+    def progress(n):
+        if n >= 200:
+            raise Stop(n)
+    ss = conn.cursor(mysqlc.cursors.SSCursor)
+    ss.execute("SELECT seq FROM seq_1_to_1000")
+    reader = ss.fetch_record_batches(100, progress=progress)
+    with pytest.raises(Stop):
+        reader.read_all()
+    ss.close()
+    ss = conn.cursor(mysqlc.cursors.SSCursor)
+    ss.execute("SELECT seq, IF(seq = 500, (SELECT 1 UNION SELECT 2), seq) FROM seq_1_to_1000")
+    with pytest.raises(mysqlc.OperationalError) as ei:
+        ss.fetch_record_batches(100).read_all()
+    assert ei.value.args[0] == 1242
+    assert _rows(conn, "SELECT 5") == ((5,),)

@@ -743,3 +743,22 @@ def test_both_methods_raise_the_same_errors_for_bad_values(lconn, method):
         cur.load_table("bad", [(1, 2.0)], method=method)
     cur.execute("SELECT COUNT(*) FROM bad")
     assert cur.fetchone() == (0,)
+
+
+def test_numpy_scalars_in_python_rows(lconn):
+    """Rows taken from NumPy arrays or DataFrame.itertuples() hold NumPy scalars: they
+    load as the Python values they hold (found by a tester)."""
+    np = pytest.importorskip("numpy")
+    cur = lconn.cursor()
+    cur.execute("CREATE TEMPORARY TABLE ns (i BIGINT, f FLOAT, d DOUBLE, t DATETIME(6), "
+                "s VARCHAR(10), b TINYINT)")
+    rows = [(np.int64(-5), np.float32(1.5), np.float64(0.1),
+             np.datetime64("2024-02-29T12:00:00.000001000", "ns"), np.str_("x"), np.bool_(True)),
+            (np.uint8(7), np.float32(2.25), np.float64(-3.0), np.datetime64("NaT"), "y", False)]
+    for method in ("infile", "insert"):
+        cur.execute("DELETE FROM ns")
+        assert cur.load_table("ns", [tuple(r) for r in rows], method=method) == 2
+        cur.execute("SELECT * FROM ns ORDER BY i")
+        assert cur.fetchall() == (
+            (-5, 1.5, 0.1, dt.datetime(2024, 2, 29, 12, 0, 0, 1), "x", 1),
+            (7, 2.25, -3.0, None, "y", 0)), method

@@ -76,6 +76,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import _report  # noqa: E402  (benchmarks/_report.py: targets, chart, RESULTS.md)
+from _proc import CLK_TCK, server_cpu_seconds  # noqa: E402,F401
 
 DRIVERS = ("mysqlc", "mysqlclient", "pymysql", "mysqlconnector", "mariadb")
 DRIVER_MODULE = {"mysqlc": "mysqlc", "mysqlclient": "MySQLdb", "pymysql": "pymysql",
@@ -314,21 +315,6 @@ class DsnServer:
         return False
 
 
-def server_cpu_seconds(pid):
-    """utime+stime of process ``pid`` (all its threads) in seconds, or None."""
-    if not pid:
-        return None
-    try:
-        with open("/proc/%d/stat" % pid, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    fields = data[data.rindex(b")") + 2:].split()
-    # fields[0] is field 3 (state); utime and stime are fields 14 and 15.
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def local_server_pid(pid_file, host_is_local):

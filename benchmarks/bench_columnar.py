@@ -90,6 +90,9 @@ import threading
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _proc import CLK_TCK, server_cpu_seconds  # noqa: E402  (benchmarks/_proc.py)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 if REPO not in sys.path:
@@ -240,20 +243,6 @@ def make_reader(name, spec):
 # Worker side: measuring
 # --------------------------------------------------------------------------------------
 
-CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def server_cpu_seconds(pid):
-    """utime+stime of process ``pid`` (all its threads) in seconds, or None."""
-    if not pid:
-        return None
-    try:
-        with open("/proc/%d/stat" % pid, "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    fields = data[data.rindex(b")") + 2:].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK   # fields 14, 15: utime, stime
 
 
 def system_busy_seconds():

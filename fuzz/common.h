@@ -138,4 +138,23 @@ static void mcf_coldef(mc_writer *p, uint8_t type, uint16_t flags, uint16_t char
         mcf_die("out of memory");
 }
 
+/* One ProtocolText::ResultsetRow of ncols values onto p: a control byte each (0xFB: NULL,
+   0xFC: a 300-byte value of one repeated byte, else a length 0..63 and that many bytes). */
+static void mcf_text_row(mcf_in *in, mc_writer *p, int ncols) {
+    for (int i = 0; i < ncols; i++) {
+        uint8_t ctl = mcf_u8(in);
+        if (ctl == 0xFB) {
+            if (mc_writer_u8(p, 0xFB) < 0) mcf_die("oom");
+        } else if (ctl == 0xFC) {
+            unsigned char big[300];
+            memset(big, mcf_u8(in), sizeof(big));
+            if (mc_writer_lenenc_str(p, big, sizeof(big)) < 0) mcf_die("oom");
+        } else {
+            size_t n = ctl % 64;
+            const uint8_t *s = mcf_take(in, &n);
+            if (mc_writer_lenenc_str(p, s, n) < 0) mcf_die("oom");
+        }
+    }
+}
+
 #endif

@@ -12,9 +12,9 @@
  *
  * Input: mode byte (bit 0 CLIENT_DEPRECATE_EOF, bit 1 binary rows, bits 2-3 decimal
  * option, bits 4-7 batch size selector), column count byte (1..8), per column 8 bytes
- * (type, flags u16, charset u16, length u16 (x 1), decimals), then rows: text values as
- * in fuzz_resultset; binary rows as a bitmap of (columns + 9) / 8 bytes, a length byte
- * and that many value bytes.
+ * (type, flags u16, charset u16, length u16 (x 1), decimals), then rows: text rows as
+ * mcf_text_row (fuzz/common.h) makes them; binary rows as a bitmap of (columns + 9) / 8
+ * bytes, a length byte and that many value bytes.
  */
 #include "common.h"
 
@@ -23,19 +23,6 @@ static const char *decimal_modes[4] = {"decimal", "float", "str", "decimal"};
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     mc_fuzz_init();
     return 0;
-}
-
-static void text_row(mcf_in *in, mc_writer *p, int ncols) {
-    for (int i = 0; i < ncols; i++) {
-        uint8_t ctl = mcf_u8(in);
-        if (ctl == 0xFB) {
-            if (mc_writer_u8(p, 0xFB) < 0) mcf_die("oom");
-        } else {
-            size_t n = ctl % 64;
-            const uint8_t *s = mcf_take(in, &n);
-            if (mc_writer_lenenc_str(p, s, n) < 0) mcf_die("oom");
-        }
-    }
 }
 
 static void binary_row(mcf_in *in, mc_writer *p, int ncols) {
@@ -79,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int row = 0; row < 64 && in.n > 0; row++) {
         p.len = 0;
         if (binary) binary_row(&in, &p, ncols);
-        else text_row(&in, &p, ncols);
+        else mcf_text_row(&in, &p, ncols);
         mcf_packet(&w, seq++, p.buf, p.len);
     }
     if (deprecate_eof) mcf_packet(&w, seq++, ok_eof, sizeof(ok_eof));

@@ -55,20 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!deprecate_eof) mcf_packet(&w, seq++, eof, sizeof(eof));
     for (int row = 0; row < 64 && in.n > 0; row++) {
         p.len = 0;
-        for (int i = 0; i < ncols; i++) {
-            uint8_t ctl = mcf_u8(&in);
-            if (ctl == 0xFB) {
-                if (mc_writer_u8(&p, 0xFB) < 0) mcf_die("oom");
-            } else if (ctl == 0xFC) {
-                unsigned char big[300];
-                memset(big, mcf_u8(&in), sizeof(big));
-                if (mc_writer_lenenc_str(&p, big, sizeof(big)) < 0) mcf_die("oom");
-            } else {
-                size_t n = ctl % 64;
-                const uint8_t *s = mcf_take(&in, &n);
-                if (mc_writer_lenenc_str(&p, s, n) < 0) mcf_die("oom");
-            }
-        }
+        mcf_text_row(&in, &p, ncols);
         mcf_packet(&w, seq++, p.buf, p.len);
     }
     if (deprecate_eof) mcf_packet(&w, seq++, ok_eof, sizeof(ok_eof));

@@ -112,15 +112,29 @@ def test_every_type_matches_the_row_cursor(conn, c):
     _same(table.column("v").to_pylist(), rows)
 
 
-def test_all_types_in_one_result_with_many_rows(conn):
-    """All the plain cases as the columns of one result, 3,000 rows with NULLs spread
-    over them, read in batches of 1,000 and 7 rows: batches and bitmaps line up."""
+def _wide_table(conn, name, ids, null_ids=()):
+    """A temporary table `name` with the plain cases of CASES as columns c0, c1, ...: a
+    row of their literals for each of `ids`, a row of NULLs for each of `null_ids`.
+    Returns the cases."""
     cases = [c for c in CASES if c.sql_mode is None and not c.setup]
     cur = conn.cursor()
     cols = ", ".join("c%d %s" % (i, c.coltype) for i, c in enumerate(cases))
-    cur.execute("CREATE TEMPORARY TABLE w (id INT PRIMARY KEY, %s) CHARACTER SET utf8mb4 "
-                "ROW_FORMAT=DYNAMIC" % cols)
-    cur.execute("INSERT INTO w VALUES (0, %s)" % ", ".join(c.literal for c in cases))
+    cur.execute("CREATE TEMPORARY TABLE %s (id INT PRIMARY KEY, %s) CHARACTER SET utf8mb4 "
+                "ROW_FORMAT=DYNAMIC" % (name, cols))
+    literals = ", ".join(c.literal for c in cases)
+    for i in ids:
+        cur.execute("INSERT INTO %s VALUES (%d, %s)" % (name, i, literals))
+    for i in null_ids:
+        cur.execute("INSERT INTO %s (id) VALUES (%d)" % (name, i))
+    cur.close()
+    return cases
+
+
+def test_all_types_in_one_result_with_many_rows(conn):
+    """All the plain cases as the columns of one result, 3,000 rows with NULLs spread
+    over them, read in batches of 1,000 and 7 rows: batches and bitmaps line up."""
+    cases = _wide_table(conn, "w", [0])
+    cur = conn.cursor()
     cur.execute("CREATE TEMPORARY TABLE w2 LIKE w")
     cur.execute("INSERT INTO w2 SELECT seq, %s FROM w, seq_1_to_2999"
                 % ", ".join("IF((seq + %d) %% 5 = 0, NULL, w.c%d)" % (i, i)
@@ -580,14 +594,8 @@ def test_numpy_without_pyarrow_matches_the_rows(conn, monkeypatch, proto):
     """fetchnumpy() / read_sql(..., "numpy") read the Arrow buffers with NumPy alone:
     every column type, NULLs masked, values equal to the row cursor's."""
     np = pytest.importorskip("numpy")
-    cases = [c for c in CASES if c.sql_mode is None and not c.setup]
+    _wide_table(conn, "wn", [1, 3], null_ids=[2])
     cur = conn.cursor()
-    cols = ", ".join("c%d %s" % (i, c.coltype) for i, c in enumerate(cases))
-    cur.execute("CREATE TEMPORARY TABLE wn (id INT PRIMARY KEY, %s) CHARACTER SET utf8mb4 "
-                "ROW_FORMAT=DYNAMIC" % cols)
-    cur.execute("INSERT INTO wn VALUES (1, %s)" % ", ".join(c.literal for c in cases))
-    cur.execute("INSERT INTO wn (id) VALUES (2)")
-    cur.execute("INSERT INTO wn VALUES (3, %s)" % ", ".join(c.literal for c in cases))
     sql = "SELECT * FROM wn ORDER BY id"
     cur.execute(sql)
     rows = cur.fetchall()

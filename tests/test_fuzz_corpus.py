@@ -141,9 +141,14 @@ def test_columnar_corpus():
                 row += inp.take(inp.u8())
             else:
                 row = b""
-                for _c in range(ncols):
+                for _c in range(ncols):   # as mcf_text_row in fuzz/common.h
                     ctl = inp.u8()
-                    row += b"\xfb" if ctl == 0xFB else _lenenc_str(inp.take(ctl % 64))
+                    if ctl == 0xFB:
+                        row += b"\xfb"
+                    elif ctl == 0xFC:
+                        row += _lenenc_str(bytes([inp.u8()]) * 300)
+                    else:
+                        row += _lenenc_str(inp.take(ctl % 64))
             seq += 1
             wire += _pkt(seq & 0xFF, row)
         seq += 1

@@ -36,6 +36,8 @@ methods of the same names that use the connection's actual settings.
 
 import array
 import datetime
+import operator
+import time
 import uuid
 from decimal import Decimal
 
@@ -392,3 +394,96 @@ def _bind_encoder(fn, conv):
         return fn(obj, conv)
     encode.__wrapped__ = fn
     return encode
+
+
+# ---------------------------------------------------------------- odd parameter types
+
+def _numpy_scalar_value(v):
+    """The Python value of NumPy scalar `v` (see :func:`_adapt_param`), or
+    NotImplemented for the kinds without one (complex, void, object)."""
+    import numpy
+    if isinstance(v, numpy.datetime64):
+        if numpy.isnat(v):
+            return None
+        unit = numpy.datetime_data(v.dtype)[0]
+        if unit in ("Y", "M", "W", "D"):
+            value = v.astype("datetime64[D]").item()
+        else:
+            value = v.astype("datetime64[us]").item()
+        if not isinstance(value, datetime.date):   # an int: outside datetime's years
+            raise ProgrammingError(
+                0, "numpy.datetime64 %s is outside the years 1-9999 of a MySQL DATETIME"
+                % (v,))
+        return value
+    if isinstance(v, numpy.timedelta64):
+        if numpy.isnat(v):
+            return None
+        try:
+            value = v.astype("timedelta64[us]").item()
+        except TypeError as exc:        # Y / M units have no fixed length
+            raise ProgrammingError(0, "numpy.timedelta64 %s can not be written as a TIME: %s"
+                                   % (v, exc)) from None
+        if not isinstance(value, datetime.timedelta):
+            raise ProgrammingError(0, "numpy.timedelta64 %s is out of range" % (v,))
+        return value
+    if isinstance(v, numpy.integer):       # after timedelta64, an integer subclass
+        return int(v)
+    if isinstance(v, numpy.bool_):
+        return bool(v)
+    if isinstance(v, numpy.floating):
+        # the shortest decimal of the value at its own precision (str), as mysqlclient
+        # and PyMySQL write it: float(numpy.float32(0.1)) is 0.10000000149011612
+        return float(str(v))
+    return NotImplemented
+
+
+def _adapt_param(v):
+    """A parameter of a type the C encoders have no rule of their own for, as a value
+    they do have one for; ``NotImplemented`` when there is none.
+
+    Called by the core (text literals, binary COM_STMT_EXECUTE / BULK parameters and
+    load_table's LOAD DATA encoder) only after its exact-type fast paths failed, so
+    plain int/float/str/bytes/datetime parameters never get here:
+
+    * NumPy scalars as their Python values: integers of every width and sign ->
+      int, ``numpy.bool_`` -> bool, ``float16``/``float32``/``longdouble`` -> the float
+      of their ``str()`` (shortest decimal at their precision, as mysqlclient writes
+      them), ``datetime64`` -> datetime (day or coarser units: date; below
+      microseconds: truncated, as the server truncates extra digits), ``timedelta64``
+      -> timedelta, NaT of either -> None (NULL);
+    * ``uuid.UUID`` -> ``str(v)`` (what mysqlclient writes);
+    * ``time.struct_time`` -> ``datetime(*v[:6])`` (PyMySQL's escape_struct_time);
+    * set/frozenset -> the comma-joined SET literal of its str members (TypeError
+      for other members, as mysqlclient);
+    * other objects with ``__index__`` -> ``operator.index(v)``.
+
+    Raises
+    ------
+    ProgrammingError
+        A NumPy datetime64/timedelta64 outside what MySQL (and Python's datetime)
+        can hold.
+    TypeError
+        A set with a member that is not str.
+    """
+    t = type(v)
+    if t.__module__ == "numpy":
+        value = _numpy_scalar_value(v)
+        if value is not NotImplemented:
+            return value
+    if isinstance(v, uuid.UUID):
+        return str(v)
+    if t is time.struct_time:
+        try:
+            return datetime.datetime(*v[:6])
+        except ValueError as exc:
+            raise ProgrammingError(0, "time.struct_time %s is not a valid DATETIME: %s"
+                                   % (tuple(v[:6]), exc)) from None
+    if isinstance(v, (set, frozenset)):
+        for member in v:
+            if not isinstance(member, str):
+                raise TypeError("set elements must be strings (a SET value is its member "
+                                "names joined by ','), not %s" % type(member).__name__)
+        return ",".join(v)
+    if hasattr(t, "__index__") and not isinstance(v, float):
+        return operator.index(v)
+    return NotImplemented

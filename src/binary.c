@@ -310,6 +310,38 @@ store_type:
     return 0;
 }
 
+/* The value to encode for parameter v: v itself (new reference) for the types
+   encode_value handles, Py_None for pandas.NaT, mysqlc.converters._adapt_param(v) for
+   the others (NumPy scalars, uuid.UUID, time.struct_time, sets, __index__ objects) when
+   it has a value for them; NULL with an exception.  Exact builtin types return first. */
+PyObject *mc_binary_param(mc_state *st, PyObject *v) {
+    PyTypeObject *tp = Py_TYPE(v);
+    if (v == Py_None || tp == &PyLong_Type || tp == &PyUnicode_Type || tp == &PyFloat_Type ||
+        tp == &PyBytes_Type || tp == &PyBool_Type)
+        return Py_NewRef(v);
+    if (ensure_datetime() < 0) return NULL;
+    if (tp == PyDateTimeAPI->DateTimeType || tp == PyDateTimeAPI->DateType)
+        return Py_NewRef(v);
+    if (PyDateTime_Check(v))
+        return Py_NewRef(mc_param_is_nat(v) ? Py_None : v);
+    if (PyLong_Check(v) || PyFloat_Check(v) || PyUnicode_Check(v) || PyBytes_Check(v) ||
+        PyByteArray_Check(v) || PyMemoryView_Check(v) || PyDate_Check(v) || PyTime_Check(v) ||
+        PyDelta_Check(v) || (PyObject *)tp == st->Decimal)
+        return Py_NewRef(v);
+    if (st->Decimal) {
+        int r = PyObject_IsInstance(v, st->Decimal);
+        if (r < 0) return NULL;
+        if (r) return Py_NewRef(v);
+    }
+    PyObject *a = mc_param_adapt(st, v);
+    if (!a) return NULL;
+    if (a == Py_NotImplemented || Py_TYPE(a) == tp) {   /* encode_value names the type */
+        Py_DECREF(a);
+        return Py_NewRef(v);
+    }
+    return a;
+}
+
 int mc_binary_encode_value(mc_state *st, mc_writer *w, PyObject *v, Py_ssize_t i,
                      const char *encoding, PyObject *dec, unsigned char *tp,
                      unsigned char *tflagp) {
@@ -346,11 +378,17 @@ int mc_encode_binary_params(mc_state *st, mc_writer *w, PyObject *params, const 
         if (long_mask && long_mask[i]) {
             t = PyBytes_Check(v) || PyByteArray_Check(v) || PyMemoryView_Check(v)
                     ? MC_TYPE_BLOB : MC_TYPE_VAR_STRING;
-        } else if (v == Py_None) {
-            w->buf[bitmap_at + i / 8] |= (unsigned char)(1u << (i % 8));
-            t = MC_TYPE_NULL;
-        } else if (encode_value(st, w, v, i, encoding, dec, &t, &tflag) < 0) {
-            return -1;
+        } else {
+            PyObject *a = mc_binary_param(st, v);
+            if (!a) return -1;
+            if (a == Py_None) {
+                w->buf[bitmap_at + i / 8] |= (unsigned char)(1u << (i % 8));
+                t = MC_TYPE_NULL;
+            } else if (encode_value(st, w, a, i, encoding, dec, &t, &tflag) < 0) {
+                Py_DECREF(a);
+                return -1;
+            }
+            Py_DECREF(a);
         }
         w->buf[types_at + 2 * (size_t)i] = t;
         w->buf[types_at + 2 * (size_t)i + 1] = tflag;

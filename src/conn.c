@@ -2346,8 +2346,11 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
         }
         size_t row_start = w.len;
         for (Py_ssize_t i = 0; i < np; i++) {
-            PyObject *v = PySequence_Fast_GET_ITEM(row, i);
+            /* NumPy scalars, NaT, UUID, sets ...: their builtin-typed value (param_adapt.c) */
+            PyObject *v = mc_binary_param(c->st, PySequence_Fast_GET_ITEM(row, i));
+            if (!v) { Py_DECREF(row); goto out; }
             if (v == Py_None) {
+                Py_DECREF(v);
                 if (mc_writer_u8(&w, 1) < 0) { Py_DECREF(row); goto out; }
                 continue;
             }
@@ -2355,15 +2358,24 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
             if (exact && PyFloat_Check(v)) {
                 /* a float's literal (its repr) is an exact decimal number; as a DOUBLE
                    parameter it would store its binary value in a DECIMAL column */
+                Py_DECREF(v);
                 Py_DECREF(row);
                                 ret = Py_NewRef(Py_None);
                 goto out;
             }
             if (mc_writer_u8(&w, 0) < 0 ||
                 mc_binary_encode_value(c->st, &w, v, i, encoding, dec, &t, &tflag) < 0) {
+                Py_DECREF(v);
                 Py_DECREF(row);
-                                goto out;
+                if (exact && PyErr_ExceptionMatches(c->st->ProgrammingError)) {
+                    /* a value the binary format has no type for: the text path writes
+                       it, or raises its own error for it (nothing was sent) */
+                    PyErr_Clear();
+                    ret = Py_NewRef(Py_None);
+                }
+                goto out;
             }
+            Py_DECREF(v);
             unsigned char *slot = types + 2 * i;
             if (slot[0] == 0 && slot[1] == 0 && t != MC_TYPE_NULL) {
                 slot[0] = t;

@@ -13,8 +13,8 @@
  *
  *   None                        NULL
  *   bool                        1 / 0
- *   int (and subclasses,        decimal digits of the value (an IntEnum member gives
- *     objects with __index__)     its number, not its name)
+ *   int (and subclasses)        decimal digits of the value (an IntEnum member gives
+ *                                 its number, not its name)
  *   float                       repr(x), plus "e0" when repr has no exponent, so the
  *                               server reads a DOUBLE; nan/inf/-inf -> ProgrammingError
  *   decimal.Decimal             format(d, "f") (no exponent, exact); NaN/Infinity
@@ -31,6 +31,12 @@
  *   set, frozenset              'a,b,...' -- a MySQL SET value: the str members joined
  *                               with commas and quoted (mysqlclient's Set2Str);
  *                               non-str members raise TypeError
+ *   pandas.NaT                  NULL (a datetime subclass whose fields read 0001-01-01)
+ *   NumPy scalars, uuid.UUID,   the literal of mysqlc.converters._adapt_param(obj):
+ *     time.struct_time, other     int / bool / float (float32: the shortest decimal,
+ *     objects with __index__      as mysqlclient) / datetime / date / timedelta / str /
+ *                                 None for NaT (param_adapt.c; the same values as the
+ *                                 binary and LOAD DATA encoders write)
  *   type(obj) in encoders       encoders[type(obj)](obj): bytes used as is, str
  *                               encoded with `encoding` (consulted after the exact
  *                               builtin types None/bool/int/float/str/bytes and
@@ -868,6 +874,8 @@ lit_append_slow(obuf *b, PyObject *obj, const enc_opts *o)
 
     if (ensure_datetime_api() < 0)
         return -1;
+    if (PyDateTime_Check(obj) && mc_param_is_nat(obj))
+        return ob_put(b, "NULL", 4);     /* pandas.NaT: a missing value */
     r = put_temporal(b, obj);
     if (r)
         return r < 0 ? -1 : 0;
@@ -887,21 +895,24 @@ lit_append_slow(obuf *b, PyObject *obj, const enc_opts *o)
         return put_float(b, PyFloat_AS_DOUBLE(obj), o);
     if (PyUnicode_Check(obj))
         return put_str(b, obj, o);
-    if (PyTuple_Check(obj) || PyList_Check(obj))
+    if ((PyTuple_Check(obj) && strcmp(tp->tp_name, "time.struct_time") != 0) ||
+        PyList_Check(obj))
         return put_seq(b, obj, o);
     r = PyObject_IsInstance(obj, dec);
     if (r < 0)
         return -1;
     if (r)
         return put_decimal(b, obj, dec, o);
-    if (PyIndex_Check(obj)) {          /* numpy integers and the like */
-        PyObject *i = PyNumber_Index(obj);
-        if (!i)
-            return -1;
-        r = put_int(b, i);
-        Py_DECREF(i);
+    /* NumPy scalars, uuid.UUID, time.struct_time, objects with __index__ */
+    PyObject *adapted = mc_param_adapt(o->st, obj);
+    if (!adapted)
+        return -1;
+    if (adapted != Py_NotImplemented && Py_TYPE(adapted) != tp) {
+        r = lit_append(b, adapted, o);
+        Py_DECREF(adapted);
         return r;
     }
+    Py_DECREF(adapted);
     mc_raise(o->st->ProgrammingError, 0,
              "unsupported parameter type %.200s; register an encoder for it in "
              "encoders", tp->tp_name);

@@ -941,6 +941,11 @@ static int put_pyvalue(ibuf *b, PyObject *v, mc_state *st, PyObject *names, Py_s
     }
     if (ensure_datetime_api() < 0) return -1;
     if (PyDateTime_Check(v)) {   /* before PyDate_Check: datetime is a date */
+        if (!PyDateTime_CheckExact(v) && mc_param_is_nat(v)) {   /* pandas.NaT: NULL */
+            if (ib_need(b, 2) < 0) goto nomem;
+            ib_put(b, "\\N", 2);
+            return 0;
+        }
         if (ib_need(b, 40) < 0) goto nomem;
         int y = PyDateTime_GET_YEAR(v);
         w = b->p + b->len;
@@ -1026,13 +1031,34 @@ static int put_pyvalue(ibuf *b, PyObject *v, mc_state *st, PyObject *names, Py_s
         Py_DECREF(s);
         return 0;
     }
-    if (tp->tp_as_number && tp->tp_as_number->nb_index && !PyFloat_Check(v)) {
-        /* numpy integers and other objects with __index__ */
-        PyObject *i = PyNumber_Index(v);
-        if (!i) return -1;
-        int r = put_pyvalue(b, i, st, names, k, row);
-        Py_DECREF(i);
-        return r;
+    {
+        /* NumPy scalars, uuid.UUID, time.struct_time, sets, objects with __index__: the
+           value mysqlc.converters._adapt_param gives, as every write path (param_adapt.c) */
+        PyObject *a = mc_param_adapt(st, v);
+        if (!a) {
+            if (PyErr_ExceptionMatches(st->ProgrammingError)) {
+                /* out-of-range NumPy temporal values: DataError naming the row/column */
+                PyObject *et, *ev, *tb;
+                PyErr_Fetch(&et, &ev, &tb);
+                PyErr_NormalizeException(&et, &ev, &tb);
+                PyObject *eargs = ev ? PyObject_GetAttrString(ev, "args") : NULL;
+                PyObject *msg = NULL;
+                if (eargs && PyTuple_Check(eargs) && PyTuple_GET_SIZE(eargs) > 0)
+                    msg = PyObject_Str(PyTuple_GET_ITEM(eargs, PyTuple_GET_SIZE(eargs) - 1));
+                else
+                    PyErr_Clear();
+                Py_XDECREF(eargs); Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+                if (!msg) msg = PyUnicode_FromString("value out of range");
+                return row_error(st->DataError, names, k, row, msg, 1);
+            }
+            return -1;
+        }
+        if (a != Py_NotImplemented && Py_TYPE(a) != tp) {
+            int r = put_pyvalue(b, a, st, names, k, row);
+            Py_DECREF(a);
+            return r;
+        }
+        Py_DECREF(a);
     }
     return row_error(PyExc_TypeError, names, k, row,
                      PyUnicode_FromFormat(
@@ -1124,12 +1150,13 @@ PyMethodDef mc_infile_methods[] = {
      "ncols : int\n    Number of columns loaded.\n"
      "names : tuple of str, optional\n    Column names, for error messages.\n"
      "first_row : int\n    Number of the first row, for error messages.\n\n"
-     "Values: None -> \\N; bool -> 1/0; int (and __index__ objects) -> digits;\n"
+     "Values: None and pandas.NaT -> \\N; bool -> 1/0; int -> digits;\n"
      "float -> shortest repr (nan/inf raise DataError); decimal.Decimal -> exact digits\n"
      "(NaN/Infinity raise DataError); str -> UTF-8; bytes, bytearray, memoryview -> raw\n"
      "bytes; datetime -> YYYY-MM-DD HH:MM:SS[.ffffff] (tzinfo ignored); date ->\n"
      "YYYY-MM-DD; time -> HH:MM:SS[.ffffff]; timedelta -> [-]H:MM:SS[.ffffff] (hours\n"
-     "not wrapped).\n\n"
+     "not wrapped); NumPy scalars, uuid.UUID, time.struct_time, sets of str and\n"
+     "__index__ objects as mysqlc.converters._adapt_param converts them.\n\n"
      "Returns\n-------\nbytes\n\n"
      "Raises\n------\nProgrammingError\n    A row that is not a sequence of `ncols` values.\n"
      "TypeError\n    A value of another type (naming the row, column and type).\n"

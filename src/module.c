@@ -90,7 +90,7 @@ static int mc_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->IntegrityError); Py_VISIT(st->InternalError); Py_VISIT(st->ProgrammingError);
     Py_VISIT(st->NotSupportedError); Py_VISIT(st->error_class_for); Py_VISIT(st->collation_codecs);
     Py_VISIT(st->Decimal); Py_VISIT(st->empty_str); Py_VISIT(st->empty_bytes);
-    Py_VISIT(st->ConnectionType);
+    Py_VISIT(st->ConnectionType); Py_VISIT(st->param_adapter);
     return 0;
 }
 
@@ -102,7 +102,7 @@ static int mc_clear(PyObject *module) {
     Py_CLEAR(st->IntegrityError); Py_CLEAR(st->InternalError); Py_CLEAR(st->ProgrammingError);
     Py_CLEAR(st->NotSupportedError); Py_CLEAR(st->error_class_for); Py_CLEAR(st->collation_codecs);
     Py_CLEAR(st->Decimal); Py_CLEAR(st->empty_str); Py_CLEAR(st->empty_bytes);
-    Py_CLEAR(st->ConnectionType);
+    Py_CLEAR(st->ConnectionType); Py_CLEAR(st->param_adapter);
     return 0;
 }
 

@@ -138,6 +138,7 @@ typedef struct {
     PyObject *empty_str;
     PyObject *empty_bytes;
     PyTypeObject *ConnectionType;
+    PyObject *param_adapter;     /* mysqlc.converters._adapt_param, fetched on first use */
 } mc_state;
 
 mc_state *mc_state_from_type(PyTypeObject *tp);
@@ -369,6 +370,11 @@ PyObject *mc_decode_binary_value(mc_state *st, const mc_column_plan *col,
 int mc_binary_encode_value(mc_state *st, mc_writer *w, PyObject *v, Py_ssize_t i,
                      const char *encoding, PyObject *dec, unsigned char *tp,
                      unsigned char *tflagp);
+/* ---- param_adapt.c ---- */
+int mc_param_is_nat(PyObject *v);
+PyObject *mc_param_adapt(mc_state *st, PyObject *v);
+
+PyObject *mc_binary_param(mc_state *st, PyObject *v);
 int mc_encode_binary_params(mc_state *st, mc_writer *w, PyObject *params, const char *encoding,
                             PyObject **types, const char *long_mask);
 

@@ -518,11 +518,14 @@ class Connection:
     def _get_max_allowed_packet(self):
         """The session's ``max_allowed_packet`` in bytes (queried once, cached)."""
         if self._max_allowed_packet is None:
-            try:
-                rows = self._internal_query(b"SELECT @@max_allowed_packet")
-                value = int(rows[0][0])
-            except (DatabaseError, TypeError, ValueError, IndexError):
-                value = _DEFAULT_MAX_ALLOWED_PACKET
+            value = getattr(self._conn, "max_allowed_packet", 0)   # read by the core
+            if not value:
+                try:
+                    rows = self._internal_query(b"SELECT @@max_allowed_packet")
+                    value = int(rows[0][0])
+                    self._conn.max_allowed_packet = value   # the core's packet size checks
+                except (DatabaseError, TypeError, ValueError, IndexError):
+                    value = _DEFAULT_MAX_ALLOWED_PACKET
             self._max_allowed_packet = value
         return self._max_allowed_packet
 

@@ -1972,12 +1972,79 @@ static int check_idle(mc_conn *c) {
     return 0;
 }
 
+/* ---------------------------------------------------------------- max_allowed_packet */
+
+#define CR_NET_PACKET_TOO_LARGE 2020
+#define MC_MIN_MAX_PACKET 1024   /* the smallest max_allowed_packet a server accepts */
+
+/* Read the session's @@max_allowed_packet into c->max_packet (once per connection; the
+   caller has entered and the connection is idle).  The raw text of the value is parsed,
+   so that no converter runs.  A server error leaves the limit unknown (SIZE_MAX: the
+   server then enforces it).  0, or -1 with an exception (a connection failure). */
+static int read_max_packet(mc_conn *c) {
+    static const char q[] = "SELECT @@max_allowed_packet";
+    const unsigned char *p;
+    size_t n;
+    c->max_packet = SIZE_MAX;
+    c->binary = 0;
+    c->cursor_wanted = 0;
+    if (conn_command(c, COM_QUERY, (const unsigned char *)q, sizeof q - 1) < 0) return -1;
+    Py_ssize_t nc = read_query_response(c);
+    if (nc < 0) {
+        if (c->fd < 0 || c->state != ST_IDLE) return -1;
+        PyErr_Clear();   /* an ERR packet: the connection is fine */
+        return 0;
+    }
+    size_t value = 0;
+    for (;;) {
+        int r = next_row_packet(c, &p, &n);
+        if (r < 0) return -1;
+        if (r == 0) break;
+        mc_reader rd;
+        const unsigned char *s;
+        size_t len;
+        mc_reader_init(&rd, p, n);
+        if (value == 0 && mc_reader_lenenc_str(&rd, &s, &len) == 0 && len > 0 && len < 20) {
+            size_t v = 0, k = 0;
+            while (k < len && s[k] >= '0' && s[k] <= '9') v = v * 10 + (size_t)(s[k++] - '0');
+            if (k == len) value = v;
+        }
+    }
+    if (c->state != ST_IDLE) return 0;   /* not a plain result: leave the limit unknown */
+    if (value >= MC_MIN_MAX_PACKET) c->max_packet = value;
+    return 0;
+}
+
+/* The server's max_allowed_packet when a command payload of `payload` bytes could exceed
+   it (read once, see read_max_packet), else SIZE_MAX without a round trip; 0 on error. */
+static size_t packet_limit(mc_conn *c, size_t payload) {
+    if (payload < MC_MIN_MAX_PACKET) return SIZE_MAX;
+    if (c->max_packet == 0 && read_max_packet(c) < 0) return 0;
+    return c->max_packet;
+}
+
+/* 0 when a command payload of `payload` bytes (command byte included) is below the
+   server's max_allowed_packet; else -1 with OperationalError(2020, ...) naming both
+   sizes, before anything is sent: the server would answer "Got a packet bigger than
+   'max_allowed_packet' bytes" and close the connection.  `what` names the payload. */
+static int check_packet(mc_conn *c, size_t payload, const char *what) {
+    size_t limit = packet_limit(c, payload);
+    if (limit == 0) return -1;
+    if (payload < limit) return 0;
+    mc_raise(c->st->OperationalError, CR_NET_PACKET_TOO_LARGE,
+             "Got packet bigger than 'max_allowed_packet' bytes: %s is %zu bytes, the "
+             "server's max_allowed_packet is %zu (nothing was sent; the connection is "
+             "still usable)", what, payload, limit);
+    return -1;
+}
+
 static PyObject *Conn_query(mc_conn *c, PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     if (enter(c) < 0) { PyBuffer_Release(&view); return NULL; }
     PyObject *ret = NULL;
     if (check_idle(c) < 0) goto done;
+    if (check_packet(c, 1 + (size_t)view.len, "the statement (COM_QUERY)") < 0) goto done;
     c->binary = 0;
     c->cursor_wanted = 0;
     if (conn_command(c, COM_QUERY, view.buf, (size_t)view.len) < 0) goto done;
@@ -2157,6 +2224,7 @@ static PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg) {
     const unsigned char *p;
     size_t n;
     if (check_idle(c) < 0) goto done;
+    if (check_packet(c, 1 + (size_t)view.len, "the statement (COM_STMT_PREPARE)") < 0) goto done;
     if (conn_command(c, COM_STMT_PREPARE, view.buf, (size_t)view.len) < 0) goto done;
     if (conn_read_packet(c, &p, &n) < 0) goto done;
     if (n && p[0] == 0xFF) { raise_err_packet(c, p, n); goto done; }
@@ -2217,47 +2285,48 @@ static PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     char *long_mask = NULL;
     Py_ssize_t np = PySequence_Fast_GET_SIZE(seq);
     if (check_idle(c) < 0) goto done;
-    /* long data first: each COM_STMT_SEND_LONG_DATA is its own command, with no reply */
+    /* which values go as long data: str/bytes longer than the threshold */
     if (threshold > 0) {
         for (Py_ssize_t i = 0; i < np; i++) {
             PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
             if (!(PyBytes_Check(v) || PyByteArray_Check(v) || PyUnicode_Check(v))) continue;
             Py_ssize_t len = PyUnicode_Check(v) ? PyUnicode_GET_LENGTH(v) : PyObject_Length(v);
             if (len <= threshold) continue;
-            PyObject *b = NULL;
-            Py_buffer view;
+            /* the server joins the chunks and refuses a value of more than
+               max_allowed_packet bytes, at execute time, and then keeps refusing the
+               statement: check all values before the first chunk is sent */
+            size_t blen = (size_t)len;
             if (PyUnicode_Check(v)) {
-                b = PyUnicode_AsEncodedString(v, encoding ? encoding : "utf-8", "strict");
-                if (!b) goto done;
-                if (PyObject_GetBuffer(b, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(b); goto done; }
-            } else if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0) {
+                if (!encoding || !strcmp(encoding, "utf-8") || !strcmp(encoding, "utf8")) {
+                    Py_ssize_t l;
+                    if (!PyUnicode_AsUTF8AndSize(v, &l)) goto done;
+                    blen = (size_t)l;
+                } else {
+                    PyObject *eb = PyUnicode_AsEncodedString(v, encoding, "strict");
+                    if (!eb) goto done;
+                    blen = (size_t)PyBytes_GET_SIZE(eb);
+                    Py_DECREF(eb);
+                }
+            }
+            size_t limit = packet_limit(c, blen);
+            if (limit == 0) goto done;
+            if (blen > limit) {
+                mc_raise(c->st->OperationalError, CR_NET_PACKET_TOO_LARGE,
+                         "Got packet bigger than 'max_allowed_packet' bytes: parameter %zd "
+                         "(sent as COM_STMT_SEND_LONG_DATA) is %zu bytes, the server's "
+                         "max_allowed_packet is %zu (nothing was sent; the connection is "
+                         "still usable)", i + 1, blen, limit);
                 goto done;
             }
             if (!long_mask) {
                 long_mask = PyMem_Calloc((size_t)np, 1);
-                if (!long_mask) { PyBuffer_Release(&view); Py_XDECREF(b); PyErr_NoMemory(); goto done; }
+                if (!long_mask) { PyErr_NoMemory(); goto done; }
             }
             long_mask[i] = 1;
-            size_t off = 0, total = (size_t)view.len;
-            int rc = 0;
-            do {
-                size_t k = total - off > (8u << 20) ? (8u << 20) : total - off;
-                unsigned char hdr[6];
-                for (int q = 0; q < 4; q++) hdr[q] = (unsigned char)(stmt_id >> (8 * q));
-                hdr[4] = (unsigned char)i;
-                hdr[5] = (unsigned char)(i >> 8);
-                c->seq = 0;
-                c->cseq = 0;
-                unsigned char cmd[7] = {COM_STMT_SEND_LONG_DATA};
-                memcpy(cmd + 1, hdr, 6);
-                rc = conn_send(c, cmd, 7, (const unsigned char *)view.buf + off, k);
-                off += k;
-            } while (rc == 0 && off < total);
-            PyBuffer_Release(&view);
-            Py_XDECREF(b);
-            if (rc < 0) goto done;
         }
     }
+    /* the COM_STMT_EXECUTE packet, encoded (and checked against max_allowed_packet)
+       before any long data is sent: a refused execute leaves no long data behind */
     mc_writer *w = &c->wbuf;
     w->len = 0;
     if (mc_writer_u32(w, (uint32_t)stmt_id) < 0 ||
@@ -2266,6 +2335,43 @@ static PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     if (np > 0) {
         newtypes = types == Py_None ? NULL : Py_NewRef(types);
         if (mc_encode_binary_params(c->st, w, seq, encoding, &newtypes, long_mask) < 0) goto done;
+    }
+    if (check_packet(c, 1 + w->len, "the parameters of COM_STMT_EXECUTE") < 0) goto done;
+    /* long data: each COM_STMT_SEND_LONG_DATA is its own command, with no reply; its
+       chunks are smaller than max_allowed_packet (the server joins them) */
+    for (Py_ssize_t i = 0; long_mask && i < np; i++) {
+        if (!long_mask[i]) continue;
+        PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *b = NULL;
+        Py_buffer view;
+        if (PyUnicode_Check(v)) {
+            b = PyUnicode_AsEncodedString(v, encoding ? encoding : "utf-8", "strict");
+            if (!b) goto done;
+            if (PyObject_GetBuffer(b, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(b); goto done; }
+        } else if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0) {
+            goto done;
+        }
+        size_t off = 0, total = (size_t)view.len, step = 8u << 20;
+        size_t limit = packet_limit(c, 7 + (total < step ? total : step));
+        if (limit == 0) { PyBuffer_Release(&view); Py_XDECREF(b); goto done; }
+        if (limit != SIZE_MAX && limit - 8 < step) step = limit - 8;   /* 7 + step < limit */
+        int rc = 0;
+        do {
+            size_t k = total - off > step ? step : total - off;
+            unsigned char hdr[6];
+            for (int q = 0; q < 4; q++) hdr[q] = (unsigned char)(stmt_id >> (8 * q));
+            hdr[4] = (unsigned char)i;
+            hdr[5] = (unsigned char)(i >> 8);
+            c->seq = 0;
+            c->cseq = 0;
+            unsigned char cmd[7] = {COM_STMT_SEND_LONG_DATA};
+            memcpy(cmd + 1, hdr, 6);
+            rc = conn_send(c, cmd, 7, (const unsigned char *)view.buf + off, k);
+            off += k;
+        } while (rc == 0 && off < total);
+        PyBuffer_Release(&view);
+        Py_XDECREF(b);
+        if (rc < 0) goto done;
     }
     c->binary = 1;
     c->cursor_wanted = cursor;
@@ -2401,6 +2507,19 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
     }
     if (enter(c) < 0) { goto out; }
     if (check_idle(c) < 0) { leave(c); goto out; }
+    {
+        /* every command checked before the first is sent: a row of parameters too large
+           for any command fails the executemany with nothing inserted */
+        size_t largest = 0, prev = 0;
+        for (size_t k = 0; k < nbounds; k++) {
+            if (bounds[k] - prev > largest) largest = bounds[k] - prev;
+            prev = bounds[k];
+        }
+        if (check_packet(c, header + largest, "a COM_STMT_BULK_EXECUTE of one row") < 0) {
+            leave(c);
+            goto out;
+        }
+    }
     unsigned long long total = 0;
     size_t off = 0;
     mc_writer hdr = {0};
@@ -2694,7 +2813,24 @@ static PyObject *get_bulk(mc_conn *c, void *x) {
     return PyBool_FromLong((c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS) != 0);
 }
 
+static PyObject *get_max_packet(mc_conn *c, void *closure) {
+    if (c->max_packet == 0 || c->max_packet == SIZE_MAX) return PyLong_FromLong(0);
+    return PyLong_FromSize_t(c->max_packet);
+}
+
+static int set_max_packet(mc_conn *c, PyObject *v, void *closure) {
+    if (v == NULL) { c->max_packet = 0; return 0; }
+    Py_ssize_t n = PyLong_AsSsize_t(v);
+    if (n == -1 && PyErr_Occurred()) return -1;
+    c->max_packet = n >= MC_MIN_MAX_PACKET ? (size_t)n : 0;
+    return 0;
+}
+
 static PyGetSetDef Conn_getset[] = {
+    {"max_allowed_packet", (getter)get_max_packet, (setter)set_max_packet,
+     "the session's max_allowed_packet (bytes) as read by the core (once, when a command "
+     "is first large enough to exceed 1024 bytes), or 0 when not read yet; commands this "
+     "large or larger are refused with OperationalError 2020 before they are sent", NULL},
     {"result_id", (getter)get_result_id, NULL,
      "number of the current response: changes with every statement and next result", NULL},
     {"bulk_operations", (getter)get_bulk, NULL,

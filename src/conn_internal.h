@@ -73,6 +73,7 @@ typedef struct {
     int allow_cleartext;
     uint32_t ext_caps;     /* MariaDB extended capabilities agreed in the handshake */
     PyObject *meta_cache;  /* statement id -> tuple of column definition packets (bytes) */
+    size_t max_packet;     /* the session's max_allowed_packet: 0 not read yet, SIZE_MAX unknown */
 } mc_conn;
 
 /* conn.c functions columnar.c uses; same contracts as their static counterparts. */

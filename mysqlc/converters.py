@@ -418,11 +418,10 @@ def _numpy_scalar_value(v):
     if isinstance(v, numpy.timedelta64):
         if numpy.isnat(v):
             return None
-        try:
-            value = v.astype("timedelta64[us]").item()
-        except TypeError as exc:        # Y / M units have no fixed length
-            raise ProgrammingError(0, "numpy.timedelta64 %s can not be written as a TIME: %s"
-                                   % (v, exc)) from None
+        if numpy.datetime_data(v.dtype)[0] in ("Y", "M"):   # no fixed length
+            raise ProgrammingError(0, "numpy.timedelta64 %r has no fixed length (years or "
+                                   "months) and can not be written as a TIME" % (v,))
+        value = v.astype("timedelta64[us]").item()
         if not isinstance(value, datetime.timedelta):
             raise ProgrammingError(0, "numpy.timedelta64 %s is out of range" % (v,))
         return value

@@ -808,13 +808,15 @@ done:
 static int
 put_set(obuf *b, PyObject *obj, const enc_opts *o)
 {
-    PyObject *sep = PyUnicode_FromStringAndSize(",", 1);
-    if (!sep)
-        return -1;
-    PyObject *joined = PyUnicode_Join(sep, obj);   /* TypeError for non-str members */
-    Py_DECREF(sep);
+    /* the members joined, or TypeError for a non-str member (as mysqlclient) */
+    PyObject *joined = mc_param_adapt(o->st, obj);
     if (!joined)
         return -1;
+    if (!PyUnicode_Check(joined)) {
+        Py_DECREF(joined);
+        PyErr_SetString(PyExc_TypeError, "set elements must be strings");
+        return -1;
+    }
     int r = put_str(b, joined, o);
     Py_DECREF(joined);
     return r;

@@ -247,6 +247,14 @@ class BaseCursor:
         ProgrammingError
             Placeholder/parameter count mismatch, unsupported parameter type, SQL
             error mapped to it, closed cursor.
+        OperationalError
+            ``(2020, ...)`` (libmysqlclient's CR_NET_PACKET_TOO_LARGE, which
+            mysqlclient maps to OperationalError, as the server's own 1153 "Got a
+            packet bigger than 'max_allowed_packet' bytes"): the statement is not
+            smaller than the server's ``max_allowed_packet``; the message names both
+            sizes.  Nothing is sent and the connection stays usable (the server
+            would close it).  ``@@max_allowed_packet`` is read once per connection,
+            the first time a command reaches 1024 bytes.
         DatabaseError subclasses
             For errors the server reports (see :mod:`mysqlc.errors`).
         """
@@ -290,6 +298,14 @@ class BaseCursor:
         int or None
             Total rows affected (also in :attr:`rowcount`); None, without any
             statement, when `args` is empty (as mysqlclient).
+
+        Raises
+        ------
+        OperationalError
+            ``(2020, ...)`` when one parameter set alone makes a statement (or a
+            COM_STMT_BULK_EXECUTE) too large for ``max_allowed_packet``: the bulk
+            path checks every command before sending the first, the multi-row text
+            path refuses that set's statement (the statements before it were run).
         """
         conn = self._get_conn()
         if args is None:
@@ -902,6 +918,11 @@ class _PreparedMixin:
         ------
         ProgrammingError
             Wrong number of parameters (naming both counts), unsupported type.
+        OperationalError
+            ``(2020, ...)`` before anything is sent, as for :meth:`Cursor.execute`,
+            when the COM_STMT_EXECUTE packet, or a value sent as long data (values
+            longer than ``connection.long_data_threshold``, sent in chunks below the
+            limit), is not smaller than ``max_allowed_packet``.
         """
         conn = self._get_conn()
         qcache = conn._qmark_cache

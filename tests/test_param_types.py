@@ -381,3 +381,28 @@ def test_limit_read_once_and_only_for_large_commands(small_packet, server):
         assert cur.fetchall() == ((LIMIT,),)
     finally:
         c.close()
+
+
+def test_sqlalchemy_uuid_column_multi_row_insert(server):
+    """SQLAlchemy's Uuid type binds uuid.UUID objects (a native UUID column on
+    MariaDB >= 10.7): a multi-row insert is an executemany through the bulk path."""
+    sa = pytest.importorskip("sqlalchemy")
+    kw = server.connect_kwargs()
+    engine = sa.create_engine("mysql+mysqlc://%s:%s@%s:%d/%s" % (
+        kw["user"], kw["password"], kw["host"], kw["port"], kw["database"]))
+    md = sa.MetaData()
+    t = sa.Table("pt_uuid", md, sa.Column("id", sa.Integer, primary_key=True),
+                 sa.Column("u", sa.Uuid))
+    md.drop_all(engine)
+    md.create_all(engine)
+    try:
+        values = [uuid.UUID(int=i * 12345678901234567) for i in range(1, 6)]
+        with engine.begin() as c:
+            c.execute(t.insert(), [{"id": i, "u": v} for i, v in enumerate(values, 1)])
+        with engine.connect() as c:
+            assert c.execute(sa.select(t.c.u).order_by(t.c.id)).scalars().all() == values
+            assert c.exec_driver_sql("SELECT CAST(u AS CHAR) FROM pt_uuid ORDER BY id"
+                                     ).scalars().all() == [str(v) for v in values]
+    finally:
+        md.drop_all(engine)
+        engine.dispose()

@@ -504,6 +504,7 @@ def test_client_frames_stored_below_50_bytes_and_zlib_above():
 
     srv = scripted(script)
     c = _zpeer_connect(srv)
+    c._conn.max_allowed_packet = 1 << 30   # known: no SELECT @@max_allowed_packet first
     cur = c.cursor()
     cur.execute("SELECT 1")
     assert cur.fetchall() == ((1,),)
@@ -630,6 +631,7 @@ def test_large_query_from_client_over_16mib():
 
     srv = scripted(script)
     c = _zpeer_connect(srv)
+    c._conn.max_allowed_packet = 1 << 30   # known: no SELECT @@max_allowed_packet first
     query = b"-" * size
     c._conn.query(query)
     srv.check()

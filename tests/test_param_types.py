@@ -406,3 +406,37 @@ def test_sqlalchemy_uuid_column_multi_row_insert(server):
     finally:
         md.drop_all(engine)
         engine.dispose()
+
+
+def test_core_reads_the_limit_from_a_scripted_server():
+    """The core's one SELECT @@max_allowed_packet, as a server sees it: sent before the
+    first command of 1024 bytes or more, its value used for that command."""
+    from _peer import BINARY, T_LONGLONG, coldef, ok_packet, scripted, text_row
+
+    def script(peer):
+        peer.handshake()
+        peer.expect_query(b"SELECT @@max_allowed_packet")
+        deprecate = bool(peer.response["caps"] & 0x01000000)   # CLIENT_DEPRECATE_EOF
+        peer.resultset([coldef(b"@@max_allowed_packet", T_LONGLONG, charset=BINARY)],
+                       [text_row(b"4096")], deprecate)
+        got = peer.expect_query()
+        peer.send(ok_packet())
+        return got
+
+    srv = scripted(script)
+    c = srv.connect()
+    try:
+        assert c.max_allowed_packet == 0
+        with pytest.raises(mysqlc.OperationalError) as info:
+            c.query(b"SELECT '" + b"a" * 5000 + b"'")
+        assert info.value.args[0] == 2020
+        assert "5010 bytes" in info.value.args[1] and "is 4096" in info.value.args[1]
+        assert c.max_allowed_packet == 4096
+        assert c.query(b"SELECT '" + b"b" * 3000 + b"'") == 0   # below the limit: sent
+    finally:
+        got = None
+        try:
+            got = srv.check()
+        finally:
+            c.close()
+    assert got == b"SELECT '" + b"b" * 3000 + b"'"

@@ -876,7 +876,7 @@ lit_append_slow(obuf *b, PyObject *obj, const enc_opts *o)
 
     if (ensure_datetime_api() < 0)
         return -1;
-    if (PyDateTime_Check(obj) && mc_param_is_nat(obj))
+    if (!PyDateTime_CheckExact(obj) && PyDateTime_Check(obj) && mc_param_is_nat(obj))
         return ob_put(b, "NULL", 4);     /* pandas.NaT: a missing value */
     r = put_temporal(b, obj);
     if (r)

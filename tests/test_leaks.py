@@ -231,3 +231,58 @@ def test_replay_malformed_responses():
             except (mysqlc.Error, ValueError):
                 pass
     _check("replay malformed responses", run, 5000)
+
+
+def test_odd_parameter_types_and_packet_refusals(server):
+    """The parameter adapter (src/param_adapt.c) in every encoder, and the
+    max_allowed_packet refusals, on their success and error paths."""
+    np = pytest.importorskip("numpy")
+    pd = pytest.importorskip("pandas")
+    import time as _time
+    import uuid
+    c = mysqlc.connect(local_infile=True, autocommit=True, **server.connect_kwargs())
+    try:
+        cur = c.cursor()
+        cur.execute("CREATE OR REPLACE TABLE leak_p (a BIGINT, f DOUBLE, t DATETIME(6), "
+                    "s VARCHAR(64), d TIME(6))")
+        row = (np.int32(-7), np.float32(0.5), pd.NaT, uuid.UUID(int=3), np.timedelta64(5, "s"))
+        row2 = (np.uint64(9), np.float64(1.5), np.datetime64("2020-01-02T03:04:05"),
+                {"a", "b"}, None)
+        row3 = (np.bool_(True), 2.5, _time.struct_time((2021, 1, 2, 3, 4, 5, 0, 2, 0)),
+                np.str_("x"), np.timedelta64("NaT"))
+        pcur = c.cursor(prepared=True)
+        ins = "INSERT INTO leak_p VALUES (%s, %s, %s, %s, %s)"
+
+        def run():
+            cur.execute("DELETE FROM leak_p")
+            cur.execute(ins, row)
+            pcur.execute(ins, row2)
+            cur.executemany(ins, [row, row2, row3])
+            pcur.executemany(ins, [row, row2, row3])
+            _core.infile_encode_rows([row, row2, row3], 5)
+        _check("adapted parameters, every path", run, 500)
+
+        def bad():
+            with pytest.raises(TypeError):
+                _core.format_query(b"%s", ({1, 2},))
+            with pytest.raises(mysqlc.ProgrammingError):
+                pcur.execute("SELECT %s", (np.complex64(1),))
+            with pytest.raises(TypeError):
+                _core.infile_encode_rows([(np.complex64(1),)], 1)
+            with pytest.raises(mysqlc.DataError):
+                _core.infile_encode_rows([(np.datetime64(20000, "Y"),)], 1)
+        _check("adapted parameters, errors", bad, 1000)
+
+        c._conn.max_allowed_packet = 2048
+        big = b"SELECT '" + b"a" * 4000 + b"'"
+
+        def refused():
+            with pytest.raises(mysqlc.OperationalError):
+                cur.execute(big)
+            with pytest.raises(mysqlc.OperationalError):
+                pcur.execute("SELECT %s", (b"x" * 4000,))
+            with pytest.raises(mysqlc.OperationalError):
+                cur.executemany("INSERT INTO leak_p (s) VALUES (%s)", [("y" * 4000,)])
+        _check("max_allowed_packet refusals", refused, 1000)
+    finally:
+        c.close()

@@ -14,7 +14,7 @@ import threading
 import re
 import weakref
 
-from . import _charsets, _secure, cursors
+from . import _charsets, _infile_sql, _optionfile, _secure, cursors
 from .constants import CLIENT, SERVER_STATUS
 from .converters import _require_core, _split_conv, _str_fallback, conversions
 from .errors import (
@@ -28,6 +28,13 @@ _IDENTIFIER = re.compile(r"\A[A-Za-z0-9_]+\Z")
 _NUMERIC_PART = re.compile(r"\d+")
 _DEFAULT_MAX_ALLOWED_PACKET = 16 * 1024 * 1024
 _DEFAULT_PORT = 3306
+#: PyMySQL's default connect_timeout (seconds): a listener that never answers
+#: must not hang connect() forever.
+_DEFAULT_CONNECT_TIMEOUT = 10
+#: Where libmysqlclient / MariaDB Connector/C builds look for the local server's
+#: socket when neither unix_socket nor MYSQL_UNIX_PORT names one (first existing).
+_DEFAULT_SOCKETS = ("/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock",
+                    "/tmp/mysql.sock", "/var/lib/mysql/mysql.sock")
 # MariaDB >= 10 prefixes its version with "5.5.5-" in the handshake for old
 # replication clients; MariaDB Connector/C (and so mysqlclient) strips it.
 _RPL_VERSION_HACK = "5.5.5-"
@@ -146,6 +153,116 @@ def _timeout(value, name):
     if not value > 0:
         raise ValueError("%s must be a positive number of seconds or None" % name)
     return value
+
+
+def _default_port():
+    """libmysqlclient's default TCP port: ``MYSQL_TCP_PORT``, else 3306."""
+    value = os.environ.get("MYSQL_TCP_PORT")
+    if value:
+        try:
+            port = int(value)
+        except ValueError:
+            raise ProgrammingError(0, "MYSQL_TCP_PORT=%r is not a port number" % value) from None
+        if 0 < port < 65536:
+            return port
+        raise ProgrammingError(0, "MYSQL_TCP_PORT=%r is not a port number" % value)
+    return _DEFAULT_PORT
+
+
+def _default_socket():
+    """libmysqlclient's socket for ``localhost``: ``MYSQL_UNIX_PORT``, else the
+    first of :data:`_DEFAULT_SOCKETS` that exists (else the first of them)."""
+    path = os.environ.get("MYSQL_UNIX_PORT")
+    if path:
+        return path
+    for path in _DEFAULT_SOCKETS:
+        if os.path.exists(path):
+            return path
+    return _DEFAULT_SOCKETS[0]
+
+
+class _Arguments(dict):
+    """The keyword arguments of a connection (``Connection._init_args``, used to
+    open more connections like it): a dict whose repr hides the password."""
+
+    def __repr__(self):
+        return repr({k: ("***" if k in ("password", "passwd") and v else v)
+                     for k, v in self.items()})
+
+    __str__ = __repr__
+
+
+_DSN_SCHEMES = ("mysql://", "mariadb://", "mysql+mysqlc://", "mariadb+mysqlc://")
+_ALIASES = {"password": "passwd", "passwd": "password", "database": "db", "db": "database"}
+_SSL_DICT_KEY = {"ssl_ca": "ca", "ssl_capath": "capath", "ssl_cert": "cert",
+                 "ssl_key": "key", "ssl_cipher": "cipher", "ssl_mode": "ssl_mode",
+                 "tls_version": "tls_version", "ssl_verify_identity": "verify_identity"}
+
+
+def _unset(value, default):
+    return value is None or (type(value) is type(default) and value == default)
+
+
+def _is_dsn(host):
+    return isinstance(host, str) and host.lower().startswith(_DSN_SCHEMES)
+
+
+def _merge_sources(given, defaults):
+    """The connection arguments with a DSN (given as `host`) and the option files
+    (`read_default_file`, `read_default_group`) applied, or None when there are
+    neither.
+
+    Explicit arguments win (libmysqlclient's rule: an option file fills only
+    what the call left unset), then the DSN, then the files.  An argument is
+    unset when it equals its default in the signature (`defaults`).
+    """
+    host = given["host"]
+    dsn = _is_dsn(host)
+    rdf, rdg = given["read_default_file"], given["read_default_group"]
+    if not (dsn or rdf or rdg):
+        return None
+    merged = dict(given)
+    merged["read_default_file"] = merged["read_default_group"] = None
+    sources = []
+    if dsn:
+        from .columnar import parse_dsn   # the one DSN parser (read_sql's)
+        merged["host"] = None
+        try:
+            parsed = parse_dsn(host)
+        except ValueError as exc:
+            raise ProgrammingError(0, str(exc)) from None   # parse_dsn's text is redacted
+        if parsed.get("host") is None and "unix_socket" not in parsed:
+            parsed.setdefault("host", "localhost")
+        sources.append(("DSN", parsed))
+    if rdf or rdg:
+        sources.append(("option file", _optionfile.connect_options(rdf, rdg)))
+    ssl = given["ssl"] if isinstance(given["ssl"], dict) else {}
+    for what, source in sources:
+        for key, value in source.items():
+            if key not in defaults:
+                raise ProgrammingError(0, "unknown connect() option %r in the %s" % (key, what))
+            if not _unset(merged[key], defaults[key]):
+                continue
+            alias = _ALIASES.get(key)
+            if alias is not None and not _unset(merged[alias], defaults[alias]):
+                continue
+            if _SSL_DICT_KEY.get(key) in ssl:
+                continue
+            merged[key] = value
+    return merged
+
+
+_SIGNATURE_DEFAULTS = []
+
+
+def _signature_defaults():
+    """Parameter name -> default value of ``Connection.__init__``."""
+    if not _SIGNATURE_DEFAULTS:
+        import inspect
+        _SIGNATURE_DEFAULTS.append({
+            name: p.default for name, p in
+            inspect.signature(Connection.__init__).parameters.items() if name != "self"})
+    return _SIGNATURE_DEFAULTS[0]
 
 
 class Connection:
@@ -299,7 +416,7 @@ class Connection:
 
     def __init__(self, host=None, user=None, password=None, database=None, port=0,
                  unix_socket=None, *, passwd=None, db=None, charset=None,
-                 collation=None, autocommit=False, connect_timeout=None,
+                 collation=None, autocommit=False, connect_timeout=_DEFAULT_CONNECT_TIMEOUT,
                  read_timeout=None, write_timeout=None, init_command=None, sql_mode=None,
                  client_flag=0, multi_statements=True, cursorclass=None, conv=None,
                  use_unicode=True, binary_prefix=False, local_infile=False,
@@ -311,9 +428,13 @@ class Connection:
                  server_public_key=None, get_server_public_key=False,
                  enable_cleartext_plugin=False, program_name=None, conn_attrs=None,
                  named_pipe=False, read_default_file=None, read_default_group=None,
-                 auth_plugin=None):
+                 auth_plugin=None, protocol=None):
         # the arguments, for opening more connections like this one (read_sql partitions)
-        self._init_args = {k: v for k, v in locals().items() if k != "self"}
+        self._init_args = _Arguments((k, v) for k, v in locals().items() if k != "self")
+        merged = _merge_sources(self._init_args, _signature_defaults())
+        if merged is not None:   # a DSN or option files: connect with what they give
+            Connection.__init__(self, **merged)
+            return
         core_mod = _require_core()
         if password is None:
             password = passwd
@@ -329,11 +450,14 @@ class Connection:
             allow_cleartext=bool(enable_cleartext_plugin),
             attrs=_secure.connect_attrs(program_name, conn_attrs),
             auth_plugins=_secure.AUTH_PLUGINS)
-        for name, value in (("named_pipe", named_pipe),
-                            ("read_default_file", read_default_file),
-                            ("read_default_group", read_default_group)):
-            if value:
-                raise NotSupportedError(0, "the %s option is not supported yet" % name)
+        if named_pipe:
+            raise NotSupportedError(0, "the named_pipe option is not supported (no Windows)")
+        if protocol is not None:
+            protocol = str(protocol).lower()
+            if protocol not in ("tcp", "socket"):
+                raise NotSupportedError(
+                    0, "protocol %r is not supported (tcp or socket)" % (protocol,))
+        self._protocol = protocol
         if not use_unicode:
             raise NotSupportedError(0, "use_unicode=False is not supported")
 
@@ -352,7 +476,7 @@ class Connection:
         self.host = host
         if port is not None and not isinstance(port, int):
             raise TypeError("port must be an int, not %s" % type(port).__name__)
-        self.port = int(port or _DEFAULT_PORT)
+        self.port = int(port or _default_port())
         self.unix_socket = unix_socket
         if user is None:
             try:
@@ -372,6 +496,9 @@ class Connection:
         self._local_infile = bool(local_infile)
         self._local_infile_dir = (os.path.realpath(os.fspath(local_infile_dir))
                                   if local_infile_dir is not None else None)
+        if self._local_infile_dir is not None and not os.path.isdir(self._local_infile_dir):
+            raise ProgrammingError(0, "local_infile_dir %r is not a directory"
+                                   % (os.fspath(local_infile_dir),))
         self._pending_infile = None        # data given to execute(..., infile=...)
         self.prepared_cache_size = int(prepared_cache_size)
         self.long_data_threshold = int(long_data_threshold)
@@ -410,14 +537,17 @@ class Connection:
         self._owner = None
         self._max_allowed_packet = None
         local = self.host == "localhost"
-        use_socket = bool(self.unix_socket) and local
+        # libmysqlclient: "localhost" (or no host) is the unix socket unless
+        # protocol=tcp; protocol=socket uses the socket whatever the host
+        use_socket = self._protocol == "socket" or (local and self._protocol != "tcp")
+        unix_socket = (self.unix_socket or _default_socket()) if use_socket else None
         enc = self.encoding
         connect_timeout, read_timeout, write_timeout = self._timeouts
         try:
             core.connect(
                 host=None if use_socket else ("127.0.0.1" if local else self.host),
                 port=self.port,
-                unix_socket=self.unix_socket if use_socket else None,
+                unix_socket=unix_socket,
                 user=_to_bytes(self.user, enc, "user"),
                 password=_to_bytes(self._password, "utf-8", "password"),
                 database=_to_bytes(self.database, enc, "database"),
@@ -486,10 +616,35 @@ class Connection:
             path = os.path.realpath(os.path.join(base, name))
             if os.path.commonpath([base, path]) == base and os.path.isfile(path):
                 return _file_chunks(path)
+            raise OperationalError(
+                2068, "LOAD DATA LOCAL INFILE %r refused: the file is not under "
+                "local_infile_dir (%s) and no data was given with execute(..., infile=...)"
+                % (name, base))
+        path = self._statement_infile(bytes(filename))
+        if path is not None:
+            return _file_chunks(path)
         raise OperationalError(
-            2068, "LOAD DATA LOCAL INFILE %r refused: the file is not under "
-            "local_infile_dir (%s) and no data was given with execute(..., infile=...)"
-            % (name, base or "not set"))
+            2068, "LOAD DATA LOCAL INFILE %r refused: the server asked for a file that "
+            "the statement sent does not name (local_infile_dir is not set; no data was "
+            "given with execute(..., infile=...))" % (name,))
+
+    def _statement_infile(self, filename):
+        """The path to open when `filename` (bytes, from the server's request) is the
+        name of a ``LOAD DATA LOCAL INFILE`` statement in the query this connection
+        sent last for a cursor; else None."""
+        owner = self._owner() if self._owner is not None else None
+        sql = getattr(owner, "_executed", None)
+        if not sql:
+            return None
+        names = _infile_sql.local_infile_names(
+            sql, self.charset, bool(self._conn.no_backslash_escapes))
+        if filename not in names:
+            return None
+        try:
+            path = filename.decode(self.encoding)
+        except (UnicodeDecodeError, LookupError):
+            return None
+        return path if os.path.isfile(path) else None
 
     def _internal_query(self, sql):
         """Run `sql` (bytes) for the connection itself; return its rows (list) or None.

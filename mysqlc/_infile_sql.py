@@ -10,10 +10,12 @@ Connector/Python 2.0): a rogue server cannot ask for anything else.
 comments (``#``, ``-- ``, ``/* */``; the contents of ``/*! */`` and ``/*M! */``
 executable comments count as SQL), quoted identifiers, string literals in
 single or double quotes with backslash escapes (none under
-NO_BACKSLASH_ESCAPES) and doubled quotes, adjacent literals concatenated,
-``_charset`` and ``N`` introducers, several statements separated by ``;``.
-When in doubt it names nothing (so the file is refused): an unterminated
-literal or comment, a hexadecimal or bit literal, or a literal with a byte of
+NO_BACKSLASH_ESCAPES) and doubled quotes, several statements separated by
+``;``.  The file name must be one plain literal, as in the server's grammar
+(``TEXT_STRING_filesystem``): a ``_charset`` or ``N`` introducer, adjacent
+literals or a hexadecimal literal there are syntax errors, so they name
+nothing.  When in doubt it names nothing (so the file is refused): an
+unterminated literal or comment, or a literal with a byte of
 0x80 or above in a connection charset whose multibyte characters may contain
 the byte 0x5C (big5, gbk, gb18030, sjis, cp932).
 """
@@ -127,17 +129,11 @@ def _statement_name(toks, unsafe_charset):
     if toks[k:k + 2] != [("w", b"LOCAL"), ("w", b"INFILE")]:
         return None
     k += 2
-    if k < len(toks) and toks[k][0] == "w" and toks[k][1] is not None and (
-            toks[k][1].startswith(b"_") or toks[k][1] == b"N"):
-        k += 1                                          # _utf8mb4'...', N'...'
-    value = b""
-    parts = 0
-    while k < len(toks) and toks[k][0] == "s":
-        value += toks[k][1]
-        parts += 1
-        k += 1
-    if not parts:
-        return None                                     # x'..', a variable, ...: refuse
+    # the grammar wants one plain string literal here: an introducer (_utf8'..',
+    # N'..'), adjacent literals, x'..', a variable are syntax errors, never a request
+    if k >= len(toks) or toks[k][0] != "s" or (k + 1 < len(toks) and toks[k + 1][0] == "s"):
+        return None
+    value = toks[k][1]
     if unsafe_charset and any(b >= 0x80 for b in value):
         return None
     return value

@@ -32,7 +32,7 @@ import os
 
 from .errors import ProgrammingError
 
-__all__ = ["parse", "read_options", "connect_options", "DEFAULT_FILES", "CLIENT_GROUPS"]
+__all__ = ["parse", "read_options", "connect_options", "default_files", "CLIENT_GROUPS"]
 
 #: Groups every client reads (MariaDB Connector/C's list; MySQL's is ``client``).
 CLIENT_GROUPS = ("client", "client-server", "client-mariadb")
@@ -44,7 +44,7 @@ _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "r": "\r", "s": " ", "\\": "\\",
             '"': '"', "'": "'"}
 
 
-def DEFAULT_FILES():
+def default_files():
     """The default option files, in reading order (a later one wins)."""
     files = ["/etc/my.cnf", "/etc/mysql/my.cnf"]
     home = os.environ.get("MARIADB_HOME") or os.environ.get("MYSQL_HOME")
@@ -195,7 +195,7 @@ def read_options(read_default_file=None, read_default_group=None):
     if read_default_file:
         files = [os.fsdecode(os.fspath(read_default_file))]
     else:
-        files = DEFAULT_FILES()
+        files = default_files()
     out = []
     for path in files:
         _read_file(os.path.expanduser(path), {g.lower() for g in groups}, 0, out)

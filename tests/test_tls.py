@@ -219,8 +219,10 @@ def test_ssl_mode_verify_ca_with_capath(kw, certs, tmp_path):
 @server_test
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
 def test_ssl_mode_verify_identity(kw, certs, host):
-    # the certificate names DNS:localhost and IP:127.0.0.1
-    with connect(kw, host=host, ssl_mode="VERIFY_IDENTITY", ssl_ca=certs.ca_cert) as conn:
+    # the certificate names DNS:localhost and IP:127.0.0.1 (protocol="tcp": "localhost"
+    # alone means the unix socket, as in libmysqlclient)
+    with connect(kw, host=host, protocol="tcp", ssl_mode="VERIFY_IDENTITY",
+                 ssl_ca=certs.ca_cert) as conn:
         assert ssl_version(conn).startswith("TLSv1.")
 
 
@@ -368,11 +370,12 @@ def test_failed_tls_leaves_no_connection_open(tls_server, kw, certs):
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
 def test_hostname_mismatch_is_refused(wrong_server, certs, host):
     kw = wrong_server.connect_kwargs()
-    err = connect_error(kw, host=host, ssl_mode="VERIFY_IDENTITY", ssl_ca=certs.ca_cert)
+    err = connect_error(kw, host=host, protocol="tcp", ssl_mode="VERIFY_IDENTITY",
+                        ssl_ca=certs.ca_cert)
     assert_tls_error(err, "certificate verify failed")
     assert "hostname mismatch" in err.args[1] or "IP address mismatch" in err.args[1], err.args
     # the ssl dict with a CA checks the host name too (PyMySQL's rule)
-    err = connect_error(kw, host=host, ssl={"ca": certs.ca_cert})
+    err = connect_error(kw, host=host, protocol="tcp", ssl={"ca": certs.ca_cert})
     assert_tls_error(err, "mismatch")
 
 
@@ -953,7 +956,8 @@ class ScriptedPeer:
 
     def kwargs(self, **extra):
         kw = dict(host="127.0.0.1", port=self.port, user=PEER_USER, password=PEER_PASSWORD,
-                  database="peerdb", connect_timeout=10, read_timeout=10)
+                  database="peerdb", connect_timeout=10, read_timeout=10,
+                  protocol="tcp")   # host="localhost" too: the peer listens on TCP
         kw.update(extra)
         return kw
 

@@ -199,6 +199,14 @@ _SSL_DICT_KEY = {"ssl_ca": "ca", "ssl_capath": "capath", "ssl_cert": "cert",
                  "tls_version": "tls_version", "ssl_verify_identity": "verify_identity"}
 
 
+def _init_commands(value):
+    """`init_command` as a tuple of statements (it is a str, or a tuple after an
+    option file added its own)."""
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
 def _unset(value, default):
     return value is None or (type(value) is type(default) and value == default)
 
@@ -241,6 +249,11 @@ def _merge_sources(given, defaults):
         for key, value in source.items():
             if key not in defaults:
                 raise ProgrammingError(0, "unknown connect() option %r in the %s" % (key, what))
+            if key == "init_command" and not _unset(merged[key], defaults[key]):
+                # libmysqlclient keeps a list of init commands: the file's runs too,
+                # after the one given
+                merged[key] = _init_commands(merged[key]) + _init_commands(value)
+                continue
             if not _unset(merged[key], defaults[key]):
                 continue
             alias = _ALIASES.get(key)
@@ -572,8 +585,8 @@ class Connection:
             self.server_version = version
             self._server_version = tuple(
                 int(n) for n in _NUMERIC_PART.findall(version.split("-", 1)[0])[:2])
-            if self._init_command:
-                self._internal_query(_to_bytes(self._init_command, enc, "init_command"))
+            for command in _init_commands(self._init_command):
+                self._internal_query(_to_bytes(command, enc, "init_command"))
             if self._set_names:
                 self._internal_query(self._set_names.encode("ascii"))
             if self._sql_mode:

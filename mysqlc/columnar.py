@@ -409,14 +409,6 @@ def _redact_dsn(dsn):
     return _DSN_CREDENTIALS.sub(r"\1***@", dsn, count=1)
 
 
-def _redact(text, dsn):
-    m = _DSN_CREDENTIALS.match(dsn)
-    if m and m.group(2):
-        for secret in (m.group(2), urllib.parse.unquote(m.group(2))):
-            text = text.replace(secret, "***")
-    return text
-
-
 def parse_dsn(dsn):
     """``mysql://user:password@host:port/database?option=value&...`` -> keyword
     arguments of :func:`mysqlc.connect` (``mariadb://`` too; percent-escapes decoded;
@@ -425,9 +417,11 @@ def parse_dsn(dsn):
     try:
         u = urllib.parse.urlsplit(dsn)
         port = u.port
-    except ValueError as exc:
-        raise ValueError("invalid DSN %s: %s" % (_redact_dsn(dsn), _redact(str(exc), dsn))) \
-            from None
+    except ValueError:
+        # urllib's text can quote a piece of the password (a '/' in it ends the host)
+        raise ValueError("invalid DSN %r: its host or port cannot be parsed (a '/', '?', "
+                         "'#' or '@' in the user or password must be %%-escaped)"
+                         % (_redact_dsn(dsn),)) from None
     if u.scheme not in ("mysql", "mariadb", "mysql+mysqlc", "mariadb+mysqlc"):
         raise ValueError("DSN must start with mysql:// (got %r)" % (u.scheme + "://",))
     kw = {}

@@ -192,7 +192,6 @@ class _Arguments(dict):
     __str__ = __repr__
 
 
-_DSN_SCHEMES = ("mysql://", "mariadb://", "mysql+mysqlc://", "mariadb+mysqlc://")
 _ALIASES = {"password": "passwd", "passwd": "password", "database": "db", "db": "database"}
 _SSL_DICT_KEY = {"ssl_ca": "ca", "ssl_capath": "capath", "ssl_cert": "cert",
                  "ssl_key": "key", "ssl_cipher": "cipher", "ssl_mode": "ssl_mode",
@@ -212,7 +211,9 @@ def _unset(value, default):
 
 
 def _is_dsn(host):
-    return isinstance(host, str) and host.lower().startswith(_DSN_SCHEMES)
+    # any "scheme://" counts, so that a DSN of another scheme gets parse_dsn's error
+    # (which hides the password) instead of a host-name lookup error quoting it
+    return isinstance(host, str) and "://" in host
 
 
 def _merge_sources(given, defaults):

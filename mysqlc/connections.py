@@ -289,10 +289,17 @@ class Connection:
     Parameters
     ----------
     host : str, optional
-        Host name or IP address.  ``None`` or ``"localhost"`` mean the local server:
-        over the unix socket when `unix_socket` is given, else over TCP to
-        127.0.0.1.  (mysqlclient's libmysqlclient uses a compiled-in default socket
-        path for ``"localhost"``; mysqlc does not guess that path.)
+        Host name or IP address, or a DSN ``mysql://user:password@host:port/db?opt=v``
+        (:func:`mysqlc.columnar.parse_dsn`, the parser of ``read_sql``; also
+        ``mariadb://``; its options are arguments of this call; arguments given
+        explicitly win over the DSN's).  ``None``, ``""`` or ``"localhost"`` mean the
+        local server over its unix socket, as in libmysqlclient: `unix_socket`, else
+        the environment variable ``MYSQL_UNIX_PORT``, else the first existing of
+        ``/run/mysqld/mysqld.sock``, ``/var/run/mysqld/mysqld.sock``,
+        ``/tmp/mysql.sock``, ``/var/lib/mysql/mysql.sock`` (OperationalError 2002
+        naming the path when there is none); `port` does not change that, use
+        ``protocol="tcp"`` to reach ``localhost`` over TCP (at 127.0.0.1).
+        ``127.0.0.1`` and other hosts are TCP.
     user : str or bytes, optional
         Account name; default the login name of the current OS user (as
         libmysqlclient and PyMySQL).
@@ -301,10 +308,18 @@ class Connection:
     database : str or bytes, optional
         Default database.  Alias: `db`.
     port : int, optional
-        TCP port; 0 or None mean 3306.
+        TCP port; 0 or None mean the environment variable ``MYSQL_TCP_PORT``, else
+        3306 (libmysqlclient's rule).  ProgrammingError for a ``MYSQL_TCP_PORT``
+        that is not a port number.
     unix_socket : str, optional
         Path of the server's unix socket, used when `host` is None or
         ``"localhost"`` (as mysqlclient; other hosts use TCP).
+    protocol : {None, "tcp", "socket"}, optional
+        Transport, as MySQL's ``--protocol`` (also an option file's
+        ``protocol=``): ``"tcp"`` makes ``localhost`` a TCP connection to
+        127.0.0.1, ``"socket"`` uses the unix socket whatever `host` says.  None:
+        the socket for ``localhost``, TCP otherwise.  Others raise
+        NotSupportedError.
     charset : str, default "utf8mb4"
         Connection character set (``utf8``/``utf8mb3``, ``utf8mb4``, ``latin1``,
         ``ascii``, ``binary``, ``gbk``, ``big5``, ``sjis``, ``cp932``, ... see
@@ -320,12 +335,18 @@ class Connection:
         Autocommit mode to set after connecting (PEP 249: off).  ``SET autocommit``
         is sent only when the server's status differs.  None keeps the server's
         default (as mysqlclient).
-    connect_timeout, read_timeout, write_timeout : float, seconds, optional
-        Timeouts for connecting (including the handshake), for each read and for
-        each write.  None or 0: no timeout.
+    connect_timeout : float, seconds, default 10
+        Timeout for connecting, including the handshake (PyMySQL's default of
+        10 s: a listener that accepts and never answers does not hang the call).
+        A server that does not greet in time raises OperationalError 2013 "Lost
+        connection to server at 'reading initial communication packet' (read timed
+        out after 10 s)", libmysqlclient's wording.  None or 0: no timeout.
+    read_timeout, write_timeout : float, seconds, optional
+        Timeouts for each read and for each write.  None or 0: no timeout.
     init_command : str, optional
         SQL run once after connecting (before `sql_mode` and `autocommit`, as
-        mysqlclient); all its results are discarded.
+        mysqlclient); all its results are discarded.  An option file's
+        ``init-command`` runs after it (libmysqlclient keeps a list).
     sql_mode : str, optional
         Runs ``SET SESSION sql_mode = '<sql_mode>'`` after connecting.
     client_flag : int, default 0
@@ -349,12 +370,18 @@ class Connection:
         Allow ``LOAD DATA LOCAL INFILE``.  Off: the client does not offer
         CLIENT_LOCAL_FILES and refuses any file request (nothing is read or sent).
         On: the server may read only what the user allows: data passed for the
-        statement (``cursor.execute(sql, infile=file_or_bytes)``) or files under
-        `local_infile_dir`; any other request is refused with OperationalError
-        2068 and no byte of the file is sent.  Files stream in 1 MiB chunks.
+        statement (``cursor.execute(sql, infile=file_or_bytes)``); with
+        `local_infile_dir`, files under it; without it, exactly the file that a
+        ``LOAD DATA LOCAL INFILE '<name>'`` statement of the query the client sent
+        names (the server's request must be that name, byte for byte; see
+        :mod:`mysqlc._infile_sql` for how the literal is read; the rule of
+        mysql-connector-python 9.3 and MariaDB Connector/Python 2.0).  Any other
+        request is refused with OperationalError 2068 and no byte of the file is
+        sent.  Files stream in 1 MiB chunks.
     local_infile_dir : str, optional
         Directory whose files (after resolving symlinks and ``..``) the server may
-        ask for with ``LOAD DATA LOCAL INFILE`` when `local_infile` is on.
+        ask for with ``LOAD DATA LOCAL INFILE`` when `local_infile` is on (then only
+        those).  ProgrammingError when it is not an existing directory.
     prepared_cache_size : int, default 64
         Server-side prepared statements kept per connection by
         ``cursor(prepared=True)`` (LRU; COM_STMT_CLOSE on eviction).
@@ -391,8 +418,25 @@ class Connection:
         name).
     conn_attrs : dict, optional
         Extra connection attributes (str -> str).
-    named_pipe, read_default_file, read_default_group
-        Not supported: a true value raises NotSupportedError.
+    read_default_file : str, optional
+        An option file (``my.cnf`` format: groups, quotes and escapes, ``!include``,
+        ``!includedir``, ``loose-``; see :mod:`mysqlc._optionfile`) read instead of
+        the default files; a file that does not exist is ignored (as mysqlclient).
+        Its ``[client]``, ``[client-server]`` and ``[client-mariadb]`` groups and
+        `read_default_group` fill the arguments this call leaves unset (explicit
+        arguments win, then a DSN, then the file): host, port, user, password,
+        database, socket, protocol, default-character-set, init-command,
+        connect-timeout, compress, local-infile, ssl-ca/capath/cert/key/cipher,
+        ssl-mode, ssl-verify-server-cert, tls-version, server-public-key,
+        get-server-public-key, enable-cleartext-plugin.  ProgrammingError for a
+        value that cannot be used (``port=abc``).
+    read_default_group : str, optional
+        A group read as well as the client groups.  Given without
+        `read_default_file`, the default files are read: ``/etc/my.cnf``,
+        ``/etc/mysql/my.cnf``, ``$MARIADB_HOME/my.cnf`` (or ``$MYSQL_HOME``),
+        ``~/.my.cnf`` (MariaDB Connector/C's list, as mysqlclient on Debian).
+    named_pipe
+        Not supported (Windows): a true value raises NotSupportedError.
     auth_plugin : str, optional
         Accepted and ignored: the core follows the server's auth-switch requests.
 
@@ -401,7 +445,10 @@ class Connection:
     OperationalError
         Cannot connect (2002 unix socket, 2003 TCP, also on timeout), access
         denied (1045), lost connection during the handshake (2013), unknown
-        database (1049).
+        database (1049).  No message or repr shows the password.
+    ProgrammingError
+        A malformed DSN, option-file value or ``MYSQL_TCP_PORT``; a
+        `local_infile_dir` that is not a directory.
     NotSupportedError
         An option mysqlc does not implement was asked for.
     ImportError

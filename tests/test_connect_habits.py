@@ -328,3 +328,45 @@ def test_no_timeout_when_asked(conn_kwargs):
         assert conn._timeouts[0] is None
     finally:
         conn.close()
+
+
+# ------------------------------------------------------------ python -m mysqlc.server --tls
+
+def test_server_main_tls_switch(server, tmp_path):
+    """``python -m mysqlc.server --tls`` makes a CA and a certificate for localhost /
+    127.0.0.1 and prints ready-to-paste arguments; VERIFY_IDENTITY connects with them."""
+    import signal
+    tls_dir = tmp_path / "tls"
+    proc = subprocess.Popen([sys.executable, "-m", "mysqlc.server", "--tls", "--tls-dir",
+                             str(tls_dir)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=dict(os.environ, PYTHONPATH=REPO), cwd=str(tmp_path))
+    try:
+        lines = {}
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line or line.startswith("Press Ctrl-C"):
+                break
+            key, _, rest = line.partition(" ")
+            lines[key] = rest.strip()
+        assert "python" in lines and "tls" in lines, (lines, proc.stderr.read())
+        assert lines["python"].startswith("conn = mysqlc.connect(host='127.0.0.1', port=")
+        ns = {"mysqlc": mysqlc}
+        exec(lines["python"], ns)                       # the printed line runs as pasted
+        ns["conn"].close()
+        ca = str(tls_dir / "ca.pem")
+        assert lines["tls"].startswith("ssl={'ca': %r}" % ca)
+        kwargs = eval(lines["kwargs"])
+        for host in ("127.0.0.1", "localhost"):
+            conn = mysqlc.connect(**dict(kwargs, host=host), protocol="tcp",
+                                  ssl_mode="VERIFY_IDENTITY", ssl_ca=ca)
+            try:
+                cur = conn.cursor()
+                cur.execute("SHOW SESSION STATUS LIKE 'Ssl_version'")
+                assert cur.fetchone()[1].startswith("TLSv1.")
+            finally:
+                conn.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert os.path.exists(ca)       # kept after stopping

@@ -352,3 +352,18 @@ def test_install_as_mysqldb_with_read_default_file(server, tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["mysqlc.connections", server.database, "from", "the",
                                   "file"]
+
+
+def test_group_alone_reads_home_my_cnf_as_mysqlclient(server, tmp_path, monkeypatch):
+    """``read_default_group`` without a file: both read the default files, among them
+    ``~/.my.cnf`` (HOME points at a directory of this test; the file names TCP to the
+    private server, so whatever /etc/mysql/my.cnf says about a socket is not used)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    _cnf(home, server, name=".my.cnf")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("MARIADB_HOME", raising=False)
+    monkeypatch.delenv("MYSQL_HOME", raising=False)
+    ours, theirs = _both(read_default_group="myapp")
+    assert ours == theirs
+    assert ours[1:4] == (server.database, "latin1", "from the file")

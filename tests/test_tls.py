@@ -244,6 +244,28 @@ def test_preferred_over_unix_socket_stays_plain(tls_server):
         assert ssl_version(conn) == ""
 
 
+@server_test
+def test_tls_options_from_an_option_file(kw, certs, tmp_path):
+    """ssl-ca / ssl-verify-server-cert in my.cnf, read by mysqlc and by mysqlclient:
+    both connect verified (the certificate names 127.0.0.1) and encrypted."""
+    import MySQLdb
+    cnf = tmp_path / "tls.cnf"
+    cnf.write_text("[client]\nhost = 127.0.0.1\nport = %d\nuser = %s\npassword = %s\n"
+                   "ssl-ca = %s\nssl-verify-server-cert\n"
+                   % (kw["port"], kw["user"], kw["password"], certs.ca_cert))
+    for connect_fn in (mysqlc.connect, MySQLdb.connect):
+        conn = connect_fn(read_default_file=str(cnf))
+        try:
+            assert ssl_version(conn).startswith("TLSv1.")
+        finally:
+            conn.close()
+    # a CA that did not sign the server's certificate: refused
+    cnf.write_text(cnf.read_text().replace(certs.ca_cert, certs.other_ca_cert))
+    with pytest.raises(mysqlc.OperationalError) as info:
+        mysqlc.connect(read_default_file=str(cnf))
+    assert_tls_error(info.value, "certificate verify failed")
+
+
 # ------------------------------------------------ the ssl dict and keyword spellings
 
 @server_test

@@ -367,3 +367,22 @@ def test_group_alone_reads_home_my_cnf_as_mysqlclient(server, tmp_path, monkeypa
     ours, theirs = _both(read_default_group="myapp")
     assert ours == theirs
     assert ours[1:4] == (server.database, "latin1", "from the file")
+
+
+def test_include_quotes_and_escapes_as_mysqlclient(server, tmp_path):
+    """``!include`` of the credentials, a double-quoted value with escapes (``\\t``,
+    ``\\\\``, ``\\"``, ``\\s``): the same session through both."""
+    write(tmp_path / "creds.cnf", "[client]\nuser = %s\npassword = '%s'\n"
+          % (server.user, server.password))
+    f = write(tmp_path / "main.cnf", """\
+        [client]
+        host = 127.0.0.1
+        port = %d
+        !include %s
+        [myapp]
+        init-command = "SET @probe = 'tab\\there\\\\ \\"q\\"\\send'"
+        """ % (server.port, tmp_path / "creds.cnf"))
+    ours, theirs = _both(read_default_file=f, read_default_group="myapp")
+    assert ours == theirs
+    # the file gives SET @probe = 'tab<TAB>here\ "q" end'; SQL then reads "\ " as " "
+    assert ours[3] == 'tab\there "q" end'

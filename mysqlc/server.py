@@ -25,7 +25,10 @@ MYSQLC_SERVER_BINARY
     PATH and in /usr/sbin, /usr/local/sbin, /usr/libexec, /usr/local/mysql/bin).
 
 Run ``python -m mysqlc.server`` to start a server by hand; it prints the DSN and
-connection arguments and runs until interrupted.
+connection arguments (also as a ready-to-paste ``conn = mysqlc.connect(...)`` line)
+and runs until interrupted.  ``--port N`` fixes the TCP port; ``--tls`` serves TLS
+with a CA and a ``localhost`` / ``127.0.0.1`` certificate made by
+:func:`make_tls_files`.
 """
 
 import atexit

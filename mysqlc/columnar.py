@@ -39,6 +39,7 @@ from the socket.  A buffered cursor has already turned its rows into Python obje
 """
 
 import importlib
+import re
 import threading
 import urllib.parse
 
@@ -400,12 +401,28 @@ _BOOL_OPTIONS = {"autocommit", "compress", "local_infile", "multi_statements", "
                  "get_server_public_key", "enable_cleartext_plugin"}
 
 
+_DSN_CREDENTIALS = re.compile(r"\A([A-Za-z][A-Za-z0-9+.-]*://[^:/@]*:)(.*)@")
+
+
+def _redact_dsn(dsn):
+    """`dsn` with the password (between ``user:`` and the last ``@``) as ``***``."""
+    return _DSN_CREDENTIALS.sub(r"\1***@", dsn, count=1)
+
+
 def parse_dsn(dsn):
     """``mysql://user:password@host:port/database?option=value&...`` -> keyword
     arguments of :func:`mysqlc.connect` (``mariadb://`` too; percent-escapes decoded;
-    ``?unix_socket=/path`` for a socket).  Raises ValueError for another scheme."""
-    u = urllib.parse.urlsplit(dsn)
-    if u.scheme not in ("mysql", "mariadb", "mysql+mysqlc"):
+    ``?unix_socket=/path`` for a socket).  Raises ValueError for another scheme or
+    a malformed DSN; its message never contains the password."""
+    try:
+        u = urllib.parse.urlsplit(dsn)
+        port = u.port
+    except ValueError:
+        # urllib's text can quote a piece of the password (a '/' in it ends the host)
+        raise ValueError("invalid DSN %r: its host or port cannot be parsed (a '/', '?', "
+                         "'#' or '@' in the user or password must be %%-escaped)"
+                         % (_redact_dsn(dsn),)) from None
+    if u.scheme not in ("mysql", "mariadb", "mysql+mysqlc", "mariadb+mysqlc"):
         raise ValueError("DSN must start with mysql:// (got %r)" % (u.scheme + "://",))
     kw = {}
     if u.username is not None:
@@ -414,8 +431,8 @@ def parse_dsn(dsn):
         kw["password"] = urllib.parse.unquote(u.password)
     if u.hostname:
         kw["host"] = u.hostname
-    if u.port:
-        kw["port"] = u.port
+    if port:
+        kw["port"] = port
     db = urllib.parse.unquote(u.path.lstrip("/"))
     if db:
         kw["database"] = db

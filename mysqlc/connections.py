@@ -14,7 +14,7 @@ import threading
 import re
 import weakref
 
-from . import _charsets, _secure, cursors
+from . import _charsets, _infile_sql, _optionfile, _secure, cursors
 from .constants import CLIENT, SERVER_STATUS
 from .converters import _require_core, _split_conv, _str_fallback, conversions
 from .errors import (
@@ -28,6 +28,13 @@ _IDENTIFIER = re.compile(r"\A[A-Za-z0-9_]+\Z")
 _NUMERIC_PART = re.compile(r"\d+")
 _DEFAULT_MAX_ALLOWED_PACKET = 16 * 1024 * 1024
 _DEFAULT_PORT = 3306
+#: PyMySQL's default connect_timeout (seconds): a listener that never answers
+#: must not hang connect() forever.
+_DEFAULT_CONNECT_TIMEOUT = 10
+#: Where libmysqlclient / MariaDB Connector/C builds look for the local server's
+#: socket when neither unix_socket nor MYSQL_UNIX_PORT names one (first existing).
+_DEFAULT_SOCKETS = ("/run/mysqld/mysqld.sock", "/var/run/mysqld/mysqld.sock",
+                    "/tmp/mysql.sock", "/var/lib/mysql/mysql.sock")
 # MariaDB >= 10 prefixes its version with "5.5.5-" in the handshake for old
 # replication clients; MariaDB Connector/C (and so mysqlclient) strips it.
 _RPL_VERSION_HACK = "5.5.5-"
@@ -148,6 +155,130 @@ def _timeout(value, name):
     return value
 
 
+def _default_port():
+    """libmysqlclient's default TCP port: ``MYSQL_TCP_PORT``, else 3306."""
+    value = os.environ.get("MYSQL_TCP_PORT")
+    if value:
+        try:
+            port = int(value)
+        except ValueError:
+            raise ProgrammingError(0, "MYSQL_TCP_PORT=%r is not a port number" % value) from None
+        if 0 < port < 65536:
+            return port
+        raise ProgrammingError(0, "MYSQL_TCP_PORT=%r is not a port number" % value)
+    return _DEFAULT_PORT
+
+
+def _default_socket():
+    """libmysqlclient's socket for ``localhost``: ``MYSQL_UNIX_PORT``, else the
+    first of :data:`_DEFAULT_SOCKETS` that exists (else the first of them)."""
+    path = os.environ.get("MYSQL_UNIX_PORT")
+    if path:
+        return path
+    for path in _DEFAULT_SOCKETS:
+        if os.path.exists(path):
+            return path
+    return _DEFAULT_SOCKETS[0]
+
+
+class _Arguments(dict):
+    """The keyword arguments of a connection (``Connection._init_args``, used to
+    open more connections like it): a dict whose repr hides the password."""
+
+    def __repr__(self):
+        return repr({k: ("***" if k in ("password", "passwd") and v else v)
+                     for k, v in self.items()})
+
+    __str__ = __repr__
+
+
+_ALIASES = {"password": "passwd", "passwd": "password", "database": "db", "db": "database"}
+_SSL_DICT_KEY = {"ssl_ca": "ca", "ssl_capath": "capath", "ssl_cert": "cert",
+                 "ssl_key": "key", "ssl_cipher": "cipher", "ssl_mode": "ssl_mode",
+                 "tls_version": "tls_version", "ssl_verify_identity": "verify_identity"}
+
+
+def _init_commands(value):
+    """`init_command` as a tuple of statements (it is a str, or a tuple after an
+    option file added its own)."""
+    if value is None:
+        return ()
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def _unset(value, default):
+    return value is None or (type(value) is type(default) and value == default)
+
+
+def _is_dsn(host):
+    # any "scheme://" counts, so that a DSN of another scheme gets parse_dsn's error
+    # (which hides the password) instead of a host-name lookup error quoting it
+    return isinstance(host, str) and "://" in host
+
+
+def _merge_sources(given, defaults):
+    """The connection arguments with a DSN (given as `host`) and the option files
+    (`read_default_file`, `read_default_group`) applied, or None when there are
+    neither.
+
+    Explicit arguments win (libmysqlclient's rule: an option file fills only
+    what the call left unset), then the DSN, then the files.  An argument is
+    unset when it equals its default in the signature (`defaults`).
+    """
+    host = given["host"]
+    dsn = _is_dsn(host)
+    rdf, rdg = given["read_default_file"], given["read_default_group"]
+    if not (dsn or rdf or rdg):
+        return None
+    merged = dict(given)
+    merged["read_default_file"] = merged["read_default_group"] = None
+    sources = []
+    if dsn:
+        from .columnar import parse_dsn   # the one DSN parser (read_sql's)
+        merged["host"] = None
+        try:
+            parsed = parse_dsn(host)
+        except ValueError as exc:
+            raise ProgrammingError(0, str(exc)) from None   # parse_dsn's text is redacted
+        if parsed.get("host") is None and "unix_socket" not in parsed:
+            parsed.setdefault("host", "localhost")
+        sources.append(("DSN", parsed))
+    if rdf or rdg:
+        sources.append(("option file", _optionfile.connect_options(rdf, rdg)))
+    ssl = given["ssl"] if isinstance(given["ssl"], dict) else {}
+    for what, source in sources:
+        for key, value in source.items():
+            if key not in defaults:
+                raise ProgrammingError(0, "unknown connect() option %r in the %s" % (key, what))
+            if key == "init_command" and not _unset(merged[key], defaults[key]):
+                # libmysqlclient keeps a list of init commands: the file's runs too,
+                # after the one given
+                merged[key] = _init_commands(merged[key]) + _init_commands(value)
+                continue
+            if not _unset(merged[key], defaults[key]):
+                continue
+            alias = _ALIASES.get(key)
+            if alias is not None and not _unset(merged[alias], defaults[alias]):
+                continue
+            if _SSL_DICT_KEY.get(key) in ssl:
+                continue
+            merged[key] = value
+    return merged
+
+
+_SIGNATURE_DEFAULTS = []
+
+
+def _signature_defaults():
+    """Parameter name -> default value of ``Connection.__init__``."""
+    if not _SIGNATURE_DEFAULTS:
+        import inspect
+        _SIGNATURE_DEFAULTS.append({
+            name: p.default for name, p in
+            inspect.signature(Connection.__init__).parameters.items() if name != "self"})
+    return _SIGNATURE_DEFAULTS[0]
+
+
 class Connection:
     """A connection to a MySQL or MariaDB server (PEP 249).
 
@@ -158,10 +289,17 @@ class Connection:
     Parameters
     ----------
     host : str, optional
-        Host name or IP address.  ``None`` or ``"localhost"`` mean the local server:
-        over the unix socket when `unix_socket` is given, else over TCP to
-        127.0.0.1.  (mysqlclient's libmysqlclient uses a compiled-in default socket
-        path for ``"localhost"``; mysqlc does not guess that path.)
+        Host name or IP address, or a DSN ``mysql://user:password@host:port/db?opt=v``
+        (:func:`mysqlc.columnar.parse_dsn`, the parser of ``read_sql``; also
+        ``mariadb://``; its options are arguments of this call; arguments given
+        explicitly win over the DSN's).  ``None``, ``""`` or ``"localhost"`` mean the
+        local server over its unix socket, as in libmysqlclient: `unix_socket`, else
+        the environment variable ``MYSQL_UNIX_PORT``, else the first existing of
+        ``/run/mysqld/mysqld.sock``, ``/var/run/mysqld/mysqld.sock``,
+        ``/tmp/mysql.sock``, ``/var/lib/mysql/mysql.sock`` (OperationalError 2002
+        naming the path when there is none); `port` does not change that, use
+        ``protocol="tcp"`` to reach ``localhost`` over TCP (at 127.0.0.1).
+        ``127.0.0.1`` and other hosts are TCP.
     user : str or bytes, optional
         Account name; default the login name of the current OS user (as
         libmysqlclient and PyMySQL).
@@ -170,10 +308,18 @@ class Connection:
     database : str or bytes, optional
         Default database.  Alias: `db`.
     port : int, optional
-        TCP port; 0 or None mean 3306.
+        TCP port; 0 or None mean the environment variable ``MYSQL_TCP_PORT``, else
+        3306 (libmysqlclient's rule).  ProgrammingError for a ``MYSQL_TCP_PORT``
+        that is not a port number.
     unix_socket : str, optional
         Path of the server's unix socket, used when `host` is None or
         ``"localhost"`` (as mysqlclient; other hosts use TCP).
+    protocol : {None, "tcp", "socket"}, optional
+        Transport, as MySQL's ``--protocol`` (also an option file's
+        ``protocol=``): ``"tcp"`` makes ``localhost`` a TCP connection to
+        127.0.0.1, ``"socket"`` uses the unix socket whatever `host` says.  None:
+        the socket for ``localhost``, TCP otherwise.  Others raise
+        NotSupportedError.
     charset : str, default "utf8mb4"
         Connection character set (``utf8``/``utf8mb3``, ``utf8mb4``, ``latin1``,
         ``ascii``, ``binary``, ``gbk``, ``big5``, ``sjis``, ``cp932``, ... see
@@ -189,12 +335,18 @@ class Connection:
         Autocommit mode to set after connecting (PEP 249: off).  ``SET autocommit``
         is sent only when the server's status differs.  None keeps the server's
         default (as mysqlclient).
-    connect_timeout, read_timeout, write_timeout : float, seconds, optional
-        Timeouts for connecting (including the handshake), for each read and for
-        each write.  None or 0: no timeout.
+    connect_timeout : float, seconds, default 10
+        Timeout for connecting, including the handshake (PyMySQL's default of
+        10 s: a listener that accepts and never answers does not hang the call).
+        A server that does not greet in time raises OperationalError 2013 "Lost
+        connection to server at 'reading initial communication packet' (read timed
+        out after 10 s)", libmysqlclient's wording.  None or 0: no timeout.
+    read_timeout, write_timeout : float, seconds, optional
+        Timeouts for each read and for each write.  None or 0: no timeout.
     init_command : str, optional
         SQL run once after connecting (before `sql_mode` and `autocommit`, as
-        mysqlclient); all its results are discarded.
+        mysqlclient); all its results are discarded.  An option file's
+        ``init-command`` runs after it (libmysqlclient keeps a list).
     sql_mode : str, optional
         Runs ``SET SESSION sql_mode = '<sql_mode>'`` after connecting.
     client_flag : int, default 0
@@ -218,12 +370,18 @@ class Connection:
         Allow ``LOAD DATA LOCAL INFILE``.  Off: the client does not offer
         CLIENT_LOCAL_FILES and refuses any file request (nothing is read or sent).
         On: the server may read only what the user allows: data passed for the
-        statement (``cursor.execute(sql, infile=file_or_bytes)``) or files under
-        `local_infile_dir`; any other request is refused with OperationalError
-        2068 and no byte of the file is sent.  Files stream in 1 MiB chunks.
+        statement (``cursor.execute(sql, infile=file_or_bytes)``); with
+        `local_infile_dir`, files under it; without it, exactly the file that a
+        ``LOAD DATA LOCAL INFILE '<name>'`` statement of the query the client sent
+        names (the server's request must be that name, byte for byte; see
+        :mod:`mysqlc._infile_sql` for how the literal is read; the rule of
+        mysql-connector-python 9.3 and MariaDB Connector/Python 2.0).  Any other
+        request is refused with OperationalError 2068 and no byte of the file is
+        sent.  Files stream in 1 MiB chunks.
     local_infile_dir : str, optional
         Directory whose files (after resolving symlinks and ``..``) the server may
-        ask for with ``LOAD DATA LOCAL INFILE`` when `local_infile` is on.
+        ask for with ``LOAD DATA LOCAL INFILE`` when `local_infile` is on (then only
+        those).  ProgrammingError when it is not an existing directory.
     prepared_cache_size : int, default 64
         Server-side prepared statements kept per connection by
         ``cursor(prepared=True)`` (LRU; COM_STMT_CLOSE on eviction).
@@ -260,8 +418,25 @@ class Connection:
         name).
     conn_attrs : dict, optional
         Extra connection attributes (str -> str).
-    named_pipe, read_default_file, read_default_group
-        Not supported: a true value raises NotSupportedError.
+    read_default_file : str, optional
+        An option file (``my.cnf`` format: groups, quotes and escapes, ``!include``,
+        ``!includedir``, ``loose-``; see :mod:`mysqlc._optionfile`) read instead of
+        the default files; a file that does not exist is ignored (as mysqlclient).
+        Its ``[client]``, ``[client-server]`` and ``[client-mariadb]`` groups and
+        `read_default_group` fill the arguments this call leaves unset (explicit
+        arguments win, then a DSN, then the file): host, port, user, password,
+        database, socket, protocol, default-character-set, init-command,
+        connect-timeout, compress, local-infile, ssl-ca/capath/cert/key/cipher,
+        ssl-mode, ssl-verify-server-cert, tls-version, server-public-key,
+        get-server-public-key, enable-cleartext-plugin.  ProgrammingError for a
+        value that cannot be used (``port=abc``).
+    read_default_group : str, optional
+        A group read as well as the client groups.  Given without
+        `read_default_file`, the default files are read: ``/etc/my.cnf``,
+        ``/etc/mysql/my.cnf``, ``$MARIADB_HOME/my.cnf`` (or ``$MYSQL_HOME``),
+        ``~/.my.cnf`` (MariaDB Connector/C's list, as mysqlclient on Debian).
+    named_pipe
+        Not supported (Windows): a true value raises NotSupportedError.
     auth_plugin : str, optional
         Accepted and ignored: the core follows the server's auth-switch requests.
 
@@ -270,7 +445,10 @@ class Connection:
     OperationalError
         Cannot connect (2002 unix socket, 2003 TCP, also on timeout), access
         denied (1045), lost connection during the handshake (2013), unknown
-        database (1049).
+        database (1049).  No message or repr shows the password.
+    ProgrammingError
+        A malformed DSN, option-file value or ``MYSQL_TCP_PORT``; a
+        `local_infile_dir` that is not a directory.
     NotSupportedError
         An option mysqlc does not implement was asked for.
     ImportError
@@ -299,7 +477,7 @@ class Connection:
 
     def __init__(self, host=None, user=None, password=None, database=None, port=0,
                  unix_socket=None, *, passwd=None, db=None, charset=None,
-                 collation=None, autocommit=False, connect_timeout=None,
+                 collation=None, autocommit=False, connect_timeout=_DEFAULT_CONNECT_TIMEOUT,
                  read_timeout=None, write_timeout=None, init_command=None, sql_mode=None,
                  client_flag=0, multi_statements=True, cursorclass=None, conv=None,
                  use_unicode=True, binary_prefix=False, local_infile=False,
@@ -311,9 +489,13 @@ class Connection:
                  server_public_key=None, get_server_public_key=False,
                  enable_cleartext_plugin=False, program_name=None, conn_attrs=None,
                  named_pipe=False, read_default_file=None, read_default_group=None,
-                 auth_plugin=None):
+                 auth_plugin=None, protocol=None):
         # the arguments, for opening more connections like this one (read_sql partitions)
-        self._init_args = {k: v for k, v in locals().items() if k != "self"}
+        self._init_args = _Arguments((k, v) for k, v in locals().items() if k != "self")
+        merged = _merge_sources(self._init_args, _signature_defaults())
+        if merged is not None:   # a DSN or option files: connect with what they give
+            Connection.__init__(self, **merged)
+            return
         core_mod = _require_core()
         if password is None:
             password = passwd
@@ -329,11 +511,14 @@ class Connection:
             allow_cleartext=bool(enable_cleartext_plugin),
             attrs=_secure.connect_attrs(program_name, conn_attrs),
             auth_plugins=_secure.AUTH_PLUGINS)
-        for name, value in (("named_pipe", named_pipe),
-                            ("read_default_file", read_default_file),
-                            ("read_default_group", read_default_group)):
-            if value:
-                raise NotSupportedError(0, "the %s option is not supported yet" % name)
+        if named_pipe:
+            raise NotSupportedError(0, "the named_pipe option is not supported (no Windows)")
+        if protocol is not None:
+            protocol = str(protocol).lower()
+            if protocol not in ("tcp", "socket"):
+                raise NotSupportedError(
+                    0, "protocol %r is not supported (tcp or socket)" % (protocol,))
+        self._protocol = protocol
         if not use_unicode:
             raise NotSupportedError(0, "use_unicode=False is not supported")
 
@@ -352,7 +537,7 @@ class Connection:
         self.host = host
         if port is not None and not isinstance(port, int):
             raise TypeError("port must be an int, not %s" % type(port).__name__)
-        self.port = int(port or _DEFAULT_PORT)
+        self.port = int(port or _default_port())
         self.unix_socket = unix_socket
         if user is None:
             try:
@@ -372,6 +557,9 @@ class Connection:
         self._local_infile = bool(local_infile)
         self._local_infile_dir = (os.path.realpath(os.fspath(local_infile_dir))
                                   if local_infile_dir is not None else None)
+        if self._local_infile_dir is not None and not os.path.isdir(self._local_infile_dir):
+            raise ProgrammingError(0, "local_infile_dir %r is not a directory"
+                                   % (os.fspath(local_infile_dir),))
         self._pending_infile = None        # data given to execute(..., infile=...)
         self.prepared_cache_size = int(prepared_cache_size)
         self.long_data_threshold = int(long_data_threshold)
@@ -410,14 +598,17 @@ class Connection:
         self._owner = None
         self._max_allowed_packet = None
         local = self.host == "localhost"
-        use_socket = bool(self.unix_socket) and local
+        # libmysqlclient: "localhost" (or no host) is the unix socket unless
+        # protocol=tcp; protocol=socket uses the socket whatever the host
+        use_socket = self._protocol == "socket" or (local and self._protocol != "tcp")
+        unix_socket = (self.unix_socket or _default_socket()) if use_socket else None
         enc = self.encoding
         connect_timeout, read_timeout, write_timeout = self._timeouts
         try:
             core.connect(
                 host=None if use_socket else ("127.0.0.1" if local else self.host),
                 port=self.port,
-                unix_socket=self.unix_socket if use_socket else None,
+                unix_socket=unix_socket,
                 user=_to_bytes(self.user, enc, "user"),
                 password=_to_bytes(self._password, "utf-8", "password"),
                 database=_to_bytes(self.database, enc, "database"),
@@ -442,8 +633,8 @@ class Connection:
             self.server_version = version
             self._server_version = tuple(
                 int(n) for n in _NUMERIC_PART.findall(version.split("-", 1)[0])[:2])
-            if self._init_command:
-                self._internal_query(_to_bytes(self._init_command, enc, "init_command"))
+            for command in _init_commands(self._init_command):
+                self._internal_query(_to_bytes(command, enc, "init_command"))
             if self._set_names:
                 self._internal_query(self._set_names.encode("ascii"))
             if self._sql_mode:
@@ -486,10 +677,35 @@ class Connection:
             path = os.path.realpath(os.path.join(base, name))
             if os.path.commonpath([base, path]) == base and os.path.isfile(path):
                 return _file_chunks(path)
+            raise OperationalError(
+                2068, "LOAD DATA LOCAL INFILE %r refused: the file is not under "
+                "local_infile_dir (%s) and no data was given with execute(..., infile=...)"
+                % (name, base))
+        path = self._statement_infile(bytes(filename))
+        if path is not None:
+            return _file_chunks(path)
         raise OperationalError(
-            2068, "LOAD DATA LOCAL INFILE %r refused: the file is not under "
-            "local_infile_dir (%s) and no data was given with execute(..., infile=...)"
-            % (name, base or "not set"))
+            2068, "LOAD DATA LOCAL INFILE %r refused: the server asked for a file that "
+            "the statement sent does not name (local_infile_dir is not set; no data was "
+            "given with execute(..., infile=...))" % (name,))
+
+    def _statement_infile(self, filename):
+        """The path to open when `filename` (bytes, from the server's request) is the
+        name of a ``LOAD DATA LOCAL INFILE`` statement in the query this connection
+        sent last for a cursor; else None."""
+        owner = self._owner() if self._owner is not None else None
+        sql = getattr(owner, "_executed", None)
+        if not sql:
+            return None
+        names = _infile_sql.local_infile_names(
+            sql, self.charset, bool(self._conn.no_backslash_escapes))
+        if filename not in names:
+            return None
+        try:
+            path = filename.decode(self.encoding)
+        except (UnicodeDecodeError, LookupError):
+            return None
+        return path if os.path.isfile(path) else None
 
     def _internal_query(self, sql):
         """Run `sql` (bytes) for the connection itself; return its rows (list) or None.

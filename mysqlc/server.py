@@ -25,7 +25,10 @@ MYSQLC_SERVER_BINARY
     PATH and in /usr/sbin, /usr/local/sbin, /usr/libexec, /usr/local/mysql/bin).
 
 Run ``python -m mysqlc.server`` to start a server by hand; it prints the DSN and
-connection arguments and runs until interrupted.
+connection arguments (also as a ready-to-paste ``conn = mysqlc.connect(...)`` line)
+and runs until interrupted.  ``--port N`` fixes the TCP port; ``--tls`` serves TLS
+with a CA and a ``localhost`` / ``127.0.0.1`` certificate made by
+:func:`make_tls_files`.
 """
 
 import atexit
@@ -320,6 +323,8 @@ class PrivateServer(_ServerBase):
         Server ``max_allowed_packet``, e.g. ``"256M"``.
     keep : bool
         Keep the temporary directory (data, error log) after ``stop()``.
+    port : int, optional
+        TCP port to listen on (default: a free one; a port in use fails the start).
 
     After ``start()``: ``port`` (a free TCP port on 127.0.0.1), ``unix_socket``, ``pid``,
     ``basedir`` (the temporary directory), ``datadir``, ``version`` (as the server reports
@@ -332,8 +337,10 @@ class PrivateServer(_ServerBase):
     (the message includes the tail of the server's error log).
     """
 
-    def __init__(self, binary=None, extra_args=(), max_allowed_packet="256M", keep=False):
+    def __init__(self, binary=None, extra_args=(), max_allowed_packet="256M", keep=False,
+                 port=None):
         self.binary = binary
+        self._fixed_port = port
         self.extra_args = list(extra_args)
         self.max_allowed_packet = str(max_allowed_packet)
         self.keep = keep
@@ -390,7 +397,7 @@ class PrivateServer(_ServerBase):
         self._initialise_datadir()
 
         for attempt in range(3):
-            self.port = _free_port()
+            self.port = self._fixed_port or _free_port()
             self._spawn(init_file)
             try:
                 self._wait_ready()
@@ -400,7 +407,7 @@ class PrivateServer(_ServerBase):
                 port_clash = ("Address already in use" in log
                               or "Can't start server: Bind" in log)
                 self._kill()
-                if attempt < 2 and port_clash:
+                if attempt < 2 and port_clash and not self._fixed_port:
                     os.rename(self.error_log, self.error_log + ".%d" % attempt)
                     continue
                 raise
@@ -604,6 +611,71 @@ class PrivateServer(_ServerBase):
             shutil.rmtree(self.basedir, ignore_errors=True)
 
 
+_TLS_CONFIG = """\
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = mysqlc
+[ca_ext]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[server_ext]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1
+authorityKeyIdentifier = keyid
+"""
+
+
+def make_tls_files(dirpath, days=30):
+    """A CA and a server certificate for ``localhost`` / ``127.0.0.1`` signed by it
+    (EC P-256, SHA-256), made with the ``openssl`` command-line tool in `dirpath`.
+
+    Returns
+    -------
+    dict
+        ``ca``, ``cert``, ``key``: paths of ``ca.pem``, ``server-cert.pem``,
+        ``server-key.pem``.
+
+    Raises
+    ------
+    ServerNotAvailable
+        ``openssl`` is not on PATH or fails.
+    """
+    exe = shutil.which("openssl")
+    if exe is None:
+        raise ServerNotAvailable("--tls needs the openssl command-line tool on PATH")
+    os.makedirs(dirpath, exist_ok=True)
+    cnf = os.path.join(dirpath, "openssl.cnf")
+    with open(cnf, "w") as f:
+        f.write(_TLS_CONFIG)
+
+    def run(*args):
+        proc = subprocess.run((exe,) + args, cwd=dirpath, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+        if proc.returncode:
+            raise ServerNotAvailable("openssl %s failed: %s" % (
+                args[0], proc.stdout.decode("utf-8", "replace").strip()))
+
+    for key in ("ca-key.pem", "server-key.pem"):
+        run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+            "-out", key)
+    run("req", "-new", "-x509", "-key", "ca-key.pem", "-out", "ca.pem", "-days", str(days),
+        "-sha256", "-subj", "/CN=mysqlc private server CA", "-config", cnf,
+        "-extensions", "ca_ext")
+    run("req", "-new", "-key", "server-key.pem", "-out", "server.csr", "-subj",
+        "/CN=localhost", "-config", cnf)
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca-key.pem",
+        "-CAcreateserial", "-days", str(days), "-sha256", "-extfile", cnf,
+        "-extensions", "server_ext", "-out", "server-cert.pem")
+    return {"ca": os.path.join(dirpath, "ca.pem"),
+            "cert": os.path.join(dirpath, "server-cert.pem"),
+            "key": os.path.join(dirpath, "server-key.pem")}
+
+
 def get_server(**kw):
     """The server to test against, as a context manager (``with get_server() as srv``).
 
@@ -625,9 +697,26 @@ def main(argv=None):
     parser.add_argument("--max-allowed-packet", default="256M")
     parser.add_argument("--keep", action="store_true",
                         help="keep the temporary directory after stopping")
+    parser.add_argument("--port", type=int, default=None,
+                        help="TCP port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--tls", action="store_true",
+                        help="make a CA and a server certificate for localhost/127.0.0.1 "
+                             "(openssl CLI) in --tls-dir and serve TLS with them")
+    parser.add_argument("--tls-dir", default="mysqlc-tls",
+                        help="directory for --tls's certificates (default: ./mysqlc-tls; "
+                             "kept after stopping, so that the CA stays usable)")
     parser.add_argument("extra_args", nargs="*", metavar="SERVER-OPTION",
                         help="extra server options (after --), e.g. -- --sql-mode=ANSI")
     args = parser.parse_args(argv)
+    tls = None
+    if args.tls:
+        try:
+            tls = make_tls_files(os.path.abspath(args.tls_dir))
+        except ServerNotAvailable as exc:
+            print("error: %s" % exc, file=sys.stderr)
+            return 1
+        args.extra_args = ["--ssl-ca=" + tls["ca"], "--ssl-cert=" + tls["cert"],
+                           "--ssl-key=" + tls["key"]] + list(args.extra_args)
 
     def on_term(signum, frame):
         raise KeyboardInterrupt
@@ -636,7 +725,8 @@ def main(argv=None):
     t0 = time.monotonic()
     try:
         srv = PrivateServer(binary=args.binary, extra_args=args.extra_args,
-                            max_allowed_packet=args.max_allowed_packet, keep=args.keep)
+                            max_allowed_packet=args.max_allowed_packet, keep=args.keep,
+                            port=args.port)
         srv.start()
     except ServerNotAvailable as exc:
         print("error: %s" % exc, file=sys.stderr)
@@ -648,6 +738,11 @@ def main(argv=None):
         print("kwargs   %r" % srv.connect_kwargs())
         print("unix     %r" % srv.connect_kwargs(unix=True))
         print("root     %r" % srv.connect_kwargs(root=True))
+        print("python   conn = mysqlc.connect(%s)" % ", ".join(
+            "%s=%r" % kv for kv in srv.connect_kwargs().items()))
+        if tls:
+            print("tls      ssl={'ca': %r}   (certificate for localhost and 127.0.0.1)"
+                  % tls["ca"])
         print("datadir  %s" % srv.datadir)
         print("client   mariadb --no-defaults -h127.0.0.1 -P%d -u%s -p%s %s"
               % (srv.port, srv.user, srv.password, srv.database))

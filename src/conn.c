@@ -1588,6 +1588,51 @@ static int start_tls(mc_conn *c, const connect_opts *o) {
     return 0;
 }
 
+/* Read the server's greeting.  A connection lost (or timed out) before it arrives is
+   reported as libmysqlclient does: CR_SERVER_LOST "Lost connection to server at 'reading
+   initial communication packet'" (the transport says "during query").  0 or -1. */
+static int read_initial_packet(mc_conn *c, const unsigned char **p, size_t *n) {
+    static const char during[] = "Lost connection to server during query";
+    if (conn_read_packet(c, p, n) == 0) return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+    PyObject *exc = PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb && value) PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    PyObject *exc = value;
+#endif
+    if (!exc) return -1;
+    PyObject *args = PyObject_TypeCheck(exc, (PyTypeObject *)c->st->OperationalError)
+                     ? PyObject_GetAttrString(exc, "args") : NULL;
+    if (args && PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 2 &&
+        PyLong_Check(PyTuple_GET_ITEM(args, 0)) &&
+        PyLong_AsLong(PyTuple_GET_ITEM(args, 0)) == CR_SERVER_LOST &&
+        PyUnicode_Check(PyTuple_GET_ITEM(args, 1))) {
+        const char *msg = PyUnicode_AsUTF8(PyTuple_GET_ITEM(args, 1));
+        if (msg && strncmp(msg, during, sizeof(during) - 1) == 0) {
+            mc_raise(c->st->OperationalError, CR_SERVER_LOST,
+                     "Lost connection to server at 'reading initial communication packet'%s",
+                     msg + sizeof(during) - 1);
+            Py_DECREF(args);
+            Py_DECREF(exc);
+            return -1;
+        }
+    }
+    Py_XDECREF(args);
+    PyErr_Clear();
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(exc);
+#else
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+#endif
+    return -1;
+}
+
 static int do_handshake(mc_conn *c, span user, span password, span database,
                         const connect_opts *o) {
     const unsigned char *p;
@@ -1596,7 +1641,7 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
     auth_state a;
     memset(&a, 0, sizeof(a));
     c->seq = 0;
-    if (conn_read_packet(c, &p, &n) < 0) return -1;
+    if (read_initial_packet(c, &p, &n) < 0) return -1;
     if (n == 0) { malformed(c, "empty handshake"); return -1; }
     if (p[0] == 0xFF) {    /* e.g. too many connections, host blocked */
         raise_err_packet(c, p, n);

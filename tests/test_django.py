@@ -9,7 +9,9 @@ per process:
   ``showmigrations`` against a fresh database;
 * ``manage.py test shop`` -- the app's Django test cases (CRUD, bulk_create,
   JSONField, select_for_update in atomic, DateTimeField, savepoints, ...) --
-  once with ``USE_TZ = True`` and once with ``USE_TZ = False``.
+  once with ``USE_TZ = True`` and once with ``USE_TZ = False``;
+* the option-file setup of Django's documentation (``OPTIONS: {"read_default_file":
+  ...}``, credentials and database from the file).
 
 The databases are created and dropped with the account that has global
 privileges (the test runner creates its own ``<name>_test`` database).
@@ -95,3 +97,38 @@ def test_django_app_tests(django_env, use_tz):
     assert ran and int(ran.group(1)) >= 15, out
     assert re.search(r"^OK\b", out, re.M), out
     assert "skipped" not in out.split("Ran ")[-1], out     # every Django test ran
+
+
+def test_read_default_file_setup(django_env, server, tmp_path):
+    """Django's documented option-file setup (``OPTIONS: {"read_default_file": ...}``,
+    mysite/settings.py with MYSQLC_DJANGO_OPTION_FILE): the credentials and the
+    database come from the file's [client] and [mysite] groups."""
+    kw = server.connect_kwargs(root=True)
+    name = DB_NAME + "_cnf"
+    admin = mysqlc.connect(**kw)
+    try:
+        cur = admin.cursor()
+        cur.execute("DROP DATABASE IF EXISTS `%s`" % name)
+        cur.execute("CREATE DATABASE `%s` CHARACTER SET utf8mb4" % name)
+        cnf = tmp_path / "my.cnf"
+        cnf.write_text("[client]\nhost = %s\nport = %d\nuser = %s\npassword = \"%s\"\n"
+                       "default-character-set = utf8mb4\n[mysite]\ndatabase = %s\n"
+                       % (server.host, server.port, server.user, server.password, name))
+        env = dict(django_env, MYSQLC_DJANGO_OPTION_FILE=str(cnf))
+        out = manage(env, "migrate", "--noinput")
+        assert "Applying shop.0001_initial... OK" in out
+        out = manage(env, "shell", "-c",
+                     "from django.db import connection\n"
+                     "from shop.models import Product\n"
+                     "c = connection.cursor()\n"
+                     "c.execute('SELECT DATABASE(), CURRENT_USER(), @@character_set_client')\n"
+                     "print('session', *c.fetchone())\n"
+                     "print('products', Product.objects.count())")
+        assert "session %s %s@%% utf8mb4" % (name, server.user) in out
+        assert "products 0" in out
+        cur.execute("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = %s "
+                    "AND table_name = 'shop_product'", (name,))
+        assert cur.fetchone() == (1,)
+    finally:
+        admin.cursor().execute("DROP DATABASE IF EXISTS `%s`" % name)
+        admin.close()

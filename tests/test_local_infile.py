@@ -27,6 +27,7 @@ import pytest
 
 import mysqlc
 import mysqlc.cursors
+from mysqlc._infile_sql import local_infile_names
 from mysqlc.constants import CLIENT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -149,18 +150,92 @@ def test_file_outside_the_allowed_dir_is_refused(lconn, dirs, which):
     assert lconn.cursor().execute(_sql("data.csv")) == 3     # and it still loads allowed files
 
 
-def test_local_infile_without_dir_refuses_every_file(conn_kwargs, dirs):
+def test_local_infile_without_dir_loads_the_file_the_statement_names(conn_kwargs, dirs):
+    """mysqlclient / PyMySQL code (``LOAD DATA LOCAL INFILE %s`` with a path) works:
+    without local_infile_dir the file the statement itself names is sent."""
     c = mysqlc.connect(local_infile=True, **conn_kwargs)
     try:
-        _table(c)
+        cur = _table(c)
+        path = str(dirs["allowed"] / "data.csv")
+        assert cur.execute(LOAD % "%s", (path,)) == 3
+        assert _rows(c) == [(1, "one"), (2, "two"), (3, "three")]
+        # data given for the statement is allowed (and wins over the name)
+        assert c.cursor().execute(_sql("anything"), infile=CSV) == 3
+        # a statement naming a file that does not exist is refused, connection in sync
         with pytest.raises(mysqlc.OperationalError) as ei:
-            c.cursor().execute(_sql(dirs["allowed"] / "data.csv"))
+            cur.execute(_sql(dirs["allowed"] / "nope.csv"))
         assert ei.value.args[0] == REFUSED
         _usable(c)
-        # data given for the statement is allowed
-        assert c.cursor().execute(_sql("anything"), infile=CSV) == 3
     finally:
         c.close()
+
+
+def _quote_doubled(text):
+    """A literal with '' for a quote (backslashes escaped)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+@pytest.mark.parametrize("name", ["it's.csv", 'dq"uote.csv', "back\\slash.csv",
+                                  "caf\u00e9 \u00fcn\u00ef.csv", "sp ace;semi.csv",
+                                  "pct%_.csv"])
+def test_statement_named_file_with_quotes_escapes_and_unicode(conn_kwargs, tmp_path, name):
+    """The file name is read as the SQL literal the server parses: escapes, doubled
+    quotes, non-ASCII text."""
+    path = tmp_path / name
+    path.write_bytes(CSV)
+    text = str(path)
+    c = mysqlc.connect(local_infile=True, **conn_kwargs)
+    try:
+        cur = _table(c)
+        assert cur.execute(LOAD % "%s", (text,)) == 3                  # escaped by execute
+        assert cur.execute(LOAD % _quote_doubled(text)) == 3           # '' for a quote
+        assert len(_rows(c)) == 6
+        # an introducer or 'a' 'b' is a syntax error there: the server asks for nothing
+        for literal in ("_utf8mb4" + _quote_doubled(text),
+                        _quote_doubled(text[:5]) + " " + _quote_doubled(text[5:])):
+            with pytest.raises(mysqlc.ProgrammingError) as ei:
+                cur.execute(LOAD % literal)
+            assert ei.value.args[0] == 1064
+    finally:
+        c.close()
+
+
+def test_statement_named_file_in_a_multi_statement_query(conn_kwargs, dirs):
+    (dirs["tmp"] / "b.csv").write_bytes(b"7,seven\n")
+    c = mysqlc.connect(local_infile=True, **conn_kwargs)
+    try:
+        cur = _table(c)
+        cur.execute("SELECT 'LOAD DATA LOCAL INFILE ''/etc/passwd'''; "
+                    + _sql(dirs["allowed"] / "data.csv") + " ; /* comment */ "
+                    + _sql(dirs["tmp"] / "b.csv"))
+        while cur.nextset():
+            pass
+        assert [r[0] for r in _rows(c)] == [1, 2, 3, 7]
+    finally:
+        c.close()
+
+
+def test_statement_named_file_under_no_backslash_escapes(conn_kwargs, tmp_path):
+    path = tmp_path / "a\\b.csv"          # a backslash in the name
+    path.write_bytes(CSV)
+    c = mysqlc.connect(local_infile=True, sql_mode="NO_BACKSLASH_ESCAPES", **conn_kwargs)
+    try:
+        cur = _table(c)
+        load = "LOAD DATA LOCAL INFILE %s INTO TABLE li FIELDS TERMINATED BY ','"
+        assert cur.execute(load % ("'%s'" % path)) == 3      # the backslash is literal
+        assert cur.execute(load, (str(path),)) == 3          # execute() knows the mode
+    finally:
+        c.close()
+
+
+def test_missing_local_infile_dir_is_an_error_at_connect(conn_kwargs, tmp_path):
+    with pytest.raises(mysqlc.ProgrammingError, match="local_infile_dir"):
+        mysqlc.connect(local_infile=True, local_infile_dir=str(tmp_path / "nope"),
+                       **conn_kwargs)
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(mysqlc.ProgrammingError, match="not a directory"):
+        mysqlc.connect(local_infile=True, local_infile_dir=str(tmp_path / "file"),
+                       **conn_kwargs)
 
 
 def test_allowed_dir_given_through_a_symlink(conn_kwargs, dirs):
@@ -579,3 +654,104 @@ def test_hostile_server_request_for_a_non_load_statement(dirs):
         c.close()
     peer.check()
     _assert_nothing_sent(peer)
+
+
+# ------------------------------------------ the statement's own file name (no local_infile_dir)
+
+def _hostile_stmt(filename, sql, answer="err", **connect_kw):
+    """A peer that asks for `filename` in answer to `sql`: refused, nothing sent."""
+    peer = InfilePeer(os.fsencode(str(filename)), answer=answer)
+    c = peer.connect(local_infile=True, **connect_kw)
+    try:
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            c.cursor().execute(sql)
+        assert ei.value.args[0] == REFUSED
+        assert c.cursor().execute("DO 'after'") == 0
+    finally:
+        c.close()
+    peer.check()
+    _assert_nothing_sent(peer)
+    return peer
+
+
+@pytest.mark.parametrize("answer", ["err", "ok"])
+@pytest.mark.parametrize("case", ["other-file", "prefix", "suffix", "dot-slash", "case",
+                                  "in-a-select", "in-a-comment", "in-an-identifier",
+                                  "not-local", "hex-literal", "unterminated", "variable"])
+def test_hostile_server_asks_for_a_file_the_statement_does_not_name(dirs, case, answer):
+    secret = str(dirs["secret"] / "secret.csv")
+    innocent = str(dirs["allowed"] / "data.csv")
+    load = "LOAD DATA LOCAL INFILE '%s' INTO TABLE t"
+    sql = {
+        "other-file": load % innocent,
+        "prefix": load % (secret + ".bak"),
+        "suffix": load % secret[:-1],
+        "dot-slash": load % ("/." + secret),
+        "case": load % secret.upper(),
+        "in-a-select": "SELECT '%s'; " % secret + load % innocent,
+        "in-a-comment": ("/* %s */ -- %s\n# %s\n" % (load % secret, load % secret,
+                                                     load % secret) + load % innocent),
+        "in-an-identifier": "LOAD DATA LOCAL INFILE `%s` INTO TABLE t" % secret,
+        "not-local": "LOAD DATA INFILE '%s' INTO TABLE t" % secret,
+        "hex-literal": ("LOAD DATA LOCAL INFILE x'%s' INTO TABLE t"
+                        % secret.encode().hex()),
+        "unterminated": "LOAD DATA LOCAL INFILE '%s" % secret,
+        "variable": "SET @f = '%s'; LOAD DATA LOCAL INFILE @f INTO TABLE t" % secret,
+    }[case]
+    _hostile_stmt(secret, sql, answer=answer)
+
+
+def test_hostile_server_gets_the_named_file_only(dirs):
+    """Positive control: the file the statement names is sent when the server asks
+    for it (so the refusals above are not a peer that never gets data)."""
+    path = str(dirs["secret"] / "secret.csv")
+    peer = InfilePeer(os.fsencode(path), answer="ok")
+    c = peer.connect(local_infile=True)
+    try:
+        assert c.cursor().execute("LOAD DATA LOCAL INFILE %s INTO TABLE t", (path,)) == 1
+    finally:
+        c.close()
+    peer.check()
+    assert b"".join(d for _, d in peer.transfer) == SECRET
+
+
+@pytest.mark.parametrize("sql, names", [
+    ("LOAD DATA LOCAL INFILE 'a.csv' INTO TABLE t", [b"a.csv"]),
+    ('load data low_priority local infile "a" into table t', [b"a"]),
+    ("LOAD XML CONCURRENT LOCAL INFILE 'a.xml' INTO TABLE t", [b"a.xml"]),
+    ("LOAD DATA LOCAL INFILE 'it''s' INTO TABLE t", [b"it's"]),
+    (r"LOAD DATA LOCAL INFILE 'a\'b\\c\n\%\x' INTO TABLE t", [b"a'b\\c\n\\%x"]),
+    ("LOAD DATA LOCAL INFILE _utf8mb4'x' INTO TABLE t", []),    # syntax errors
+    ("LOAD DATA LOCAL INFILE 'x' 'y' INTO TABLE t", []),
+    ("LOAD DATA LOCAL INFILE N'x' INTO TABLE t", []),
+    ("/*!40000 LOAD DATA LOCAL INFILE 'a' INTO TABLE t */", [b"a"]),
+    ("LOAD DATA /*!50000 LOCAL */ INFILE 'a' INTO TABLE t", [b"a"]),
+    ("LOAD DATA /*M!100000 LOCAL */ INFILE 'a' INTO TABLE t", [b"a"]),
+    ("SELECT 1; LOAD DATA LOCAL INFILE 'a' INTO TABLE t;LOAD DATA LOCAL INFILE 'b' INTO "
+     "TABLE t", [b"a", b"b"]),
+    ("SELECT 'LOAD DATA LOCAL INFILE ''a'''", []),
+    ("SELECT `LOAD DATA LOCAL INFILE 'a'`", []),
+    ("SELECT \"x\\\"; LOAD DATA LOCAL INFILE 'a' INTO TABLE t\"", []),
+    ("-- LOAD DATA LOCAL INFILE 'a'\nSELECT 1", []),
+    ("# LOAD DATA LOCAL INFILE 'a'\nSELECT 1", []),
+    ("LOAD DATA LOCAL INFILE @v INTO TABLE t", []),
+    ("LOAD DATA LOCAL INFILE 'a", []),
+    ("LOAD DATA LOCAL INFILE 'a' /* unterminated", []),
+    ("LOAD DATA INFILE 'a' INTO TABLE t", []),
+    ("LOAD DATA LOCAL INFILE x'61' INTO TABLE t", []),
+])
+def test_local_infile_names(sql, names):
+    assert local_infile_names(sql) == names
+
+
+def test_local_infile_names_modes_and_charsets():
+    sql = r"LOAD DATA LOCAL INFILE 'a\b' INTO TABLE t"
+    assert local_infile_names(sql) == [b"a\b"]
+    assert local_infile_names(sql, no_backslash_escapes=True) == [b"a\\b"]
+    # a multibyte charset whose trail bytes can be 0x5C: non-ASCII names are refused
+    sjis = "LOAD DATA LOCAL INFILE '\u8868.csv' INTO TABLE t".encode("sjis")
+    assert sjis.count(b"\\") == 1                        # U+8868 is 0x95 0x5C in Shift-JIS
+    assert local_infile_names(sjis, charset="sjis") == []
+    assert local_infile_names(sjis, charset="latin1") == [b"\x95.csv"]   # as latin1 reads it
+    assert local_infile_names(b"LOAD DATA LOCAL INFILE 'a.csv'", charset="gbk") == [b"a.csv"]
+    assert local_infile_names("LOAD DATA LOCAL INFILE 'caf\u00e9'") == ["caf\u00e9".encode()]

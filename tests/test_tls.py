@@ -219,8 +219,10 @@ def test_ssl_mode_verify_ca_with_capath(kw, certs, tmp_path):
 @server_test
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
 def test_ssl_mode_verify_identity(kw, certs, host):
-    # the certificate names DNS:localhost and IP:127.0.0.1
-    with connect(kw, host=host, ssl_mode="VERIFY_IDENTITY", ssl_ca=certs.ca_cert) as conn:
+    # the certificate names DNS:localhost and IP:127.0.0.1 (protocol="tcp": "localhost"
+    # alone means the unix socket, as in libmysqlclient)
+    with connect(kw, host=host, protocol="tcp", ssl_mode="VERIFY_IDENTITY",
+                 ssl_ca=certs.ca_cert) as conn:
         assert ssl_version(conn).startswith("TLSv1.")
 
 
@@ -240,6 +242,28 @@ def test_preferred_over_unix_socket_stays_plain(tls_server):
     kw = tls_server.connect_kwargs(unix=True)
     with connect(kw, host="localhost", ssl_mode="PREFERRED") as conn:
         assert ssl_version(conn) == ""
+
+
+@server_test
+def test_tls_options_from_an_option_file(kw, certs, tmp_path):
+    """ssl-ca / ssl-verify-server-cert in my.cnf, read by mysqlc and by mysqlclient:
+    both connect verified (the certificate names 127.0.0.1) and encrypted."""
+    import MySQLdb
+    cnf = tmp_path / "tls.cnf"
+    cnf.write_text("[client]\nhost = 127.0.0.1\nport = %d\nuser = %s\npassword = %s\n"
+                   "ssl-ca = %s\nssl-verify-server-cert\n"
+                   % (kw["port"], kw["user"], kw["password"], certs.ca_cert))
+    for connect_fn in (mysqlc.connect, MySQLdb.connect):
+        conn = connect_fn(read_default_file=str(cnf))
+        try:
+            assert ssl_version(conn).startswith("TLSv1.")
+        finally:
+            conn.close()
+    # a CA that did not sign the server's certificate: refused
+    cnf.write_text(cnf.read_text().replace(certs.ca_cert, certs.other_ca_cert))
+    with pytest.raises(mysqlc.OperationalError) as info:
+        mysqlc.connect(read_default_file=str(cnf))
+    assert_tls_error(info.value, "certificate verify failed")
 
 
 # ------------------------------------------------ the ssl dict and keyword spellings
@@ -368,11 +392,12 @@ def test_failed_tls_leaves_no_connection_open(tls_server, kw, certs):
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1"])
 def test_hostname_mismatch_is_refused(wrong_server, certs, host):
     kw = wrong_server.connect_kwargs()
-    err = connect_error(kw, host=host, ssl_mode="VERIFY_IDENTITY", ssl_ca=certs.ca_cert)
+    err = connect_error(kw, host=host, protocol="tcp", ssl_mode="VERIFY_IDENTITY",
+                        ssl_ca=certs.ca_cert)
     assert_tls_error(err, "certificate verify failed")
     assert "hostname mismatch" in err.args[1] or "IP address mismatch" in err.args[1], err.args
     # the ssl dict with a CA checks the host name too (PyMySQL's rule)
-    err = connect_error(kw, host=host, ssl={"ca": certs.ca_cert})
+    err = connect_error(kw, host=host, protocol="tcp", ssl={"ca": certs.ca_cert})
     assert_tls_error(err, "mismatch")
 
 
@@ -953,7 +978,8 @@ class ScriptedPeer:
 
     def kwargs(self, **extra):
         kw = dict(host="127.0.0.1", port=self.port, user=PEER_USER, password=PEER_PASSWORD,
-                  database="peerdb", connect_timeout=10, read_timeout=10)
+                  database="peerdb", connect_timeout=10, read_timeout=10,
+                  protocol="tcp")   # host="localhost" too: the peer listens on TCP
         kw.update(extra)
         return kw
 

@@ -3,7 +3,8 @@
 The database comes from the environment (set by tests/test_django.py):
 MYSQLC_DJANGO_HOST, _PORT, _USER, _PASSWORD, _NAME (the database ``migrate``
 works on; the test runner creates ``<NAME>_test`` next to it) and
-MYSQLC_DJANGO_USE_TZ ("1" or "0").
+MYSQLC_DJANGO_USE_TZ ("1" or "0").  With MYSQLC_DJANGO_OPTION_FILE the
+connection comes from that option file instead (see below).
 """
 
 import os
@@ -33,6 +34,21 @@ DATABASES = {
                  "CHARSET": "utf8mb4"},
     }
 }
+
+# The option-file setup of Django's documentation ("Connecting to the database":
+# OPTIONS read_default_file), used when MYSQLC_DJANGO_OPTION_FILE names a file: the
+# credentials and the database come from its [client] and [mysite] groups, none of
+# them from this file (HOST, PORT, USER, PASSWORD and NAME empty: explicit values
+# would win over the file's).
+if _env("MYSQLC_DJANGO_OPTION_FILE"):
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.mysql",
+            "NAME": "", "USER": "", "PASSWORD": "", "HOST": "", "PORT": "",
+            "OPTIONS": {"read_default_file": _env("MYSQLC_DJANGO_OPTION_FILE"),
+                        "read_default_group": "mysite"},
+        }
+    }
 
 USE_TZ = _env("MYSQLC_DJANGO_USE_TZ", "1") == "1"
 TIME_ZONE = "Europe/Berlin"      # not UTC, so that conversions are visible

@@ -1,0 +1,315 @@
+"""The PyMySQL flavour through ``mysqlc.install_as_pymysql()`` / ``import pymysql``,
+side by side with the real PyMySQL on the same server."""
+
+import datetime
+import importlib
+import sys
+import warnings
+from decimal import Decimal
+
+import pytest
+
+import mysqlc
+
+
+def _pymysql_modules():
+    return {k: v for k, v in sys.modules.items() if k == "pymysql" or k.startswith("pymysql.")}
+
+
+@pytest.fixture
+def real_pymysql():
+    """The real PyMySQL package (imported outside the flavour)."""
+    saved = _pymysql_modules()
+    for k in saved:
+        del sys.modules[k]
+    try:
+        mod = importlib.import_module("pymysql")
+        importlib.import_module("pymysql.cursors")
+        assert not getattr(mod, "mysqlc_flavour", False)
+        yield mod
+    finally:
+        for k in list(_pymysql_modules()):
+            del sys.modules[k]
+        sys.modules.update(saved)
+
+
+@pytest.fixture
+def flavour():
+    """``import pymysql`` after install_as_pymysql(); sys.modules restored after."""
+    saved = _pymysql_modules()
+    try:
+        mysqlc.install_as_pymysql()
+        import pymysql
+        yield pymysql
+    finally:
+        for k in list(_pymysql_modules()):
+            del sys.modules[k]
+        sys.modules.update(saved)
+
+
+@pytest.fixture
+def both(flavour, conn_kwargs):
+    # the real package is imported by path inside the flavour's lifetime
+    saved = _pymysql_modules()
+    for k in saved:
+        del sys.modules[k]
+    real = importlib.import_module("pymysql")
+    importlib.import_module("pymysql.cursors")
+    real_modules = _pymysql_modules()
+    for k in real_modules:
+        del sys.modules[k]
+    sys.modules.update(saved)
+    conns = [mod.connect(**conn_kwargs) for mod in (flavour, real)]
+    yield (flavour, real), conns
+    for c in conns:
+        if c.open:
+            c.close()
+
+
+def test_install_registers_modules(flavour):
+    import pymysql.connections
+    import pymysql.constants.CLIENT
+    import pymysql.converters
+    import pymysql.cursors
+    import pymysql.err
+    import pymysql.times
+    assert pymysql.__name__ == "pymysql"
+    assert pymysql.connect is mysqlc.pymysql.connections.Connection
+    assert pymysql.cursors.DictCursor is mysqlc.pymysql.cursors.DictCursor
+    assert pymysql.err.OperationalError is mysqlc.OperationalError
+    assert pymysql.constants.CLIENT is mysqlc.constants.CLIENT
+    assert pymysql.NULL == "NULL" and pymysql.thread_safe() is True
+    assert pymysql.paramstyle == "pyformat"
+    assert mysqlc.install_as_pymysql() is sys.modules["pymysql"]   # idempotent
+
+
+def test_restores_real_pymysql(real_pymysql, conn_kwargs):
+    # the fixtures leave the real package importable for other tests
+    c = real_pymysql.connect(**conn_kwargs)
+    assert not isinstance(c, mysqlc.Connection)
+    c.close()
+
+
+def test_escape_literal_str_like_pymysql(both):
+    (flav, real), (a, b) = both
+    values = ["a'b\\\n\x00\x1a\"", b"\x00\xffab", 1, 1.5, -0.0, True, None,
+              Decimal("1.50"), datetime.date(2020, 1, 2),
+              datetime.datetime(2020, 1, 2, 3, 4, 5, 6),
+              datetime.timedelta(days=-1, seconds=5, microseconds=7),
+              datetime.time(1, 2, 3), (1, "a", None), [b"x", 2], {1, 2} - {2},
+              frozenset(["q"])]
+    for v in values:
+        assert a.escape(v) == b.escape(v), v
+        assert isinstance(a.escape(v), str)
+    for v in ({"a": 1}, float("inf")):
+        with pytest.raises((TypeError, flav.err.ProgrammingError)) as ea:
+            a.escape(v)
+        with pytest.raises((TypeError, real.err.ProgrammingError)) as eb:
+            b.escape(v)
+        assert type(ea.value).__name__ == type(eb.value).__name__
+    with pytest.raises(TypeError):
+        a.escape(object(), {})            # no encoder and no str entry
+    # the mapping is used for the items
+    mapping = dict(flav.converters.encoders)
+    mapping[int] = lambda v, m: "INT%d" % v
+    assert a.escape((1, 2), mapping) == "(INT1,INT2)"
+    assert a.escape(object(), {str: lambda v, m: "'obj'"}) == "'obj'"
+    with pytest.warns(DeprecationWarning):
+        assert a.literal("x") == "'x'"
+    assert a.escape_string("a'b") == "a\\'b"
+    assert a.encoding == b.encoding == "utf8"
+
+
+def test_converters_module(flavour):
+    import pymysql.converters as c
+    assert c.convert_datetime("2007-02-25 23:06:20") == datetime.datetime(2007, 2, 25, 23, 6, 20)
+    assert c.convert_datetime(b"2007-02-25T23:06:20.5") == datetime.datetime(
+        2007, 2, 25, 23, 6, 20, 500000)
+    assert c.convert_datetime("0000-00-00 00:00:00") == "0000-00-00 00:00:00"
+    assert c.convert_datetime("2007-02-31T23:06:20") == "2007-02-31T23:06:20"
+    assert c.convert_timedelta("25:06:17") == datetime.timedelta(days=1, seconds=3977)
+    assert c.convert_timedelta("-25:06:17") == -datetime.timedelta(days=1, seconds=3977)
+    assert c.convert_timedelta("random crap") == "random crap"
+    assert c.convert_time("15:06:17") == datetime.time(15, 6, 17)
+    assert c.convert_time("-25:06:17") == "-25:06:17"
+    assert c.convert_date("2007-02-26") == datetime.date(2007, 2, 26)
+    assert c.convert_date("0000-00-00") == "0000-00-00"
+    assert c.escape_string("\0\\\n\r\x1a\"'") == "\\0\\\\\\n\\r\\Z\\\"\\'"
+    assert c.escape_item(None) == "NULL"
+    with pytest.raises(TypeError):
+        c.escape_item({"a": 1})
+
+
+def test_converters_match_real(both):
+    (flav, real), _ = both
+    fc = sys.modules["pymysql.converters"]
+    rc = real.converters
+    samples = ["2007-02-25 23:06:20", "2007-02-25T23:06:20.123", "0000-00-00 00:00:00",
+               "2007-02-31", "25:06:17", "-838:59:59.5", "15:06:17", "x", b"12:00:00"]
+    for s in samples:
+        for name in ("convert_datetime", "convert_timedelta", "convert_time", "convert_date"):
+            assert getattr(fc, name)(s) == getattr(rc, name)(s), (name, s)
+    for v in (datetime.timedelta(days=-2, seconds=3, microseconds=4), datetime.time(0, 0),
+              datetime.datetime(1, 1, 1), 2.5, True, b"\x01"):
+        enc = type(v)
+        assert fc.encoders[enc](v) == rc.encoders[enc](v), v
+
+
+def test_dictcursor_lists_and_fetch_semantics(both, conn_kwargs):
+    (flav, real), conns = both
+    out = []
+    for mod, c in zip((flav, real), conns):
+        cur = c.cursor(mod.cursors.DictCursor)
+        cur.execute("SELECT 1 AS a UNION SELECT 2 UNION SELECT 3")
+        first = cur.fetchmany(2)
+        rest = cur.fetchall()
+        cur.execute("SELECT 1 AS a FROM DUAL WHERE 0")
+        empty = cur.fetchall()
+        cur.execute("DO 1")
+        none = (cur.fetchone(), cur.fetchmany(), cur.fetchall())
+        plain = c.cursor()
+        plain.execute("SELECT 1 UNION SELECT 2")
+        it = iter(plain)
+        out.append((first, rest, empty, none, it is plain, next(plain), plain.fetchall(),
+                    type(first).__name__, plain.rowcount))
+    assert out[0] == out[1]
+    assert out[0][0] == [{"a": 1}, {"a": 2}] and out[0][3] == (None, (), [])
+
+
+def test_sscursor_rowcount_fetchall_unbuffered(both):
+    (flav, real), conns = both
+    out = []
+    for mod, c in zip((flav, real), conns):
+        cur = c.cursor(mod.cursors.SSCursor)
+        cur.execute("SELECT 1 UNION SELECT 2 UNION SELECT 3 UNION SELECT 4")
+        gen = cur.fetchall_unbuffered()
+        one = next(gen)
+        many = cur.fetchmany(2)
+        rest = cur.fetchall()
+        end = cur.fetchmany()
+        out.append((one, many, rest, end, cur.rowcount, iter(cur) is cur))
+        cur.execute("SELECT 1 UNION SELECT 2")
+        out.append((cur.rowcount, list(cur), cur.rowcount))
+    assert out[0] == out[2] and out[1] == out[3]
+    assert out[0][4] == 18446744073709551615
+
+
+def test_unbuffered_discard_warns(both):
+    (flav, real), conns = both
+    seen = []
+    for mod, c in zip((flav, real), conns):
+        ss = c.cursor(mod.cursors.SSCursor)
+        ss.execute("SELECT 1 UNION SELECT 2 UNION SELECT 3")
+        ss.fetchone()
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            cur = c.cursor()
+            cur.execute("SELECT 42")
+            seen.append(([str(x.message) for x in w if x.category is UserWarning],
+                         cur.fetchall(), ss.fetchone()))
+    assert seen[0] == seen[1]
+    assert seen[0][0] == ["Previous unbuffered result was left incomplete"]
+
+
+def test_fetchall_after_failed_nextset(flavour, conn_kwargs):
+    from pymysql.constants import CLIENT
+    results = []
+    saved = _pymysql_modules()
+    for mod in (flavour,):
+        c = mod.connect(client_flag=CLIENT.MULTI_STATEMENTS, **conn_kwargs)
+        cur = c.cursor()
+        cur.execute("SELECT 1; SELECT * FROM no_such_table_x")
+        assert cur.fetchall() == ((1,),)
+        with pytest.raises(mod.err.ProgrammingError):
+            cur.nextset()
+        results.append((cur.fetchall(), cur.fetchone(), cur.fetchmany()))
+        c.close()
+    assert results == [([], None, ())]
+    assert saved == _pymysql_modules()
+
+
+def test_defer_connect_open_closed_fileno_ping(flavour, conn_kwargs):
+    c = flavour.connect(defer_connect=True, **conn_kwargs)
+    assert c.open is False and c.closed is True and c.host_info == "Not connected"
+    c.connect()
+    assert c.open is True and c.closed is False
+    assert isinstance(c.fileno(), int) and c.fileno() > 2
+    assert c.ping() is None
+    assert c.server_thread_id == (c.thread_id(),)
+    c.close()
+    with pytest.raises(flavour.err.Error, match="Already closed"):
+        c.close()
+    with pytest.raises(flavour.err.Error, match="Already closed"):
+        c.ping()
+    with pytest.warns(DeprecationWarning):
+        c.ping(reconnect=True)
+    assert c.open
+    c.close()
+    with pytest.raises(flavour.err.InterfaceError):
+        c.fileno()
+
+
+def test_connect_arguments(flavour, conn_kwargs):
+    kw = dict(conn_kwargs)
+    pw, db = kw.pop("password"), kw.pop("database")
+    with pytest.warns(DeprecationWarning):
+        c = flavour.connect(passwd=pw, db=db, init_command="SET @x = 7",
+                            sql_mode="ANSI_QUOTES", autocommit=True, program_name="flav",
+                            max_allowed_packet=1 << 20, read_timeout=30,
+                            write_timeout=30, binary_prefix=True, local_infile=False,
+                            client_flag=0, **kw)
+    cur = c.cursor()
+    cur.execute("SELECT @x, @@sql_mode, @@autocommit, DATABASE()")
+    x, mode, ac, database = cur.fetchone()
+    assert x == 7 and "ANSI_QUOTES" in mode and ac == 1 and database == db
+    assert c.max_allowed_packet == 1 << 20 and c.get_autocommit() is True
+    # multi statements are off by default, as PyMySQL
+    with pytest.raises(flavour.err.ProgrammingError):
+        cur.execute("SELECT 1; SELECT 2")
+    c.close()
+    with pytest.raises(ValueError):
+        flavour.connect(connect_timeout=0, **conn_kwargs)
+    with pytest.raises(ValueError):
+        flavour.connect(read_timeout=-1, **conn_kwargs)
+    with pytest.raises(ValueError):
+        flavour.connect(**dict(conn_kwargs, port="3306"))
+    for bad in ({"bind_address": "127.0.0.1"}, {"ssl_key_password": "x"},
+                {"auth_plugin_map": {"dialog": object}}):
+        with pytest.raises(flavour.err.NotSupportedError):
+            flavour.connect(**dict(conn_kwargs, **bad))
+    with pytest.raises(TypeError):
+        flavour.connect(conn_kwargs["host"])        # keyword-only, as PyMySQL 1.1+
+
+
+def test_cursorclass_and_kill_and_query(flavour, conn_kwargs):
+    c = flavour.connect(cursorclass=flavour.cursors.DictCursor, **conn_kwargs)
+    cur = c.cursor()
+    cur.execute("SELECT %(a)s AS a", {"a": "x'y"})
+    assert cur.fetchall() == [{"a": "x'y"}]
+    assert isinstance(c.cursor(flavour.cursors.Cursor), flavour.cursors.Cursor)
+    assert c.query("SELECT 1 UNION SELECT 2") == 2
+    with pytest.raises(TypeError):
+        c.kill("1")
+    other = flavour.connect(**conn_kwargs)
+    c.kill(other.thread_id())
+    with pytest.raises(flavour.err.OperationalError):
+        other.cursor().execute("SELECT 1")
+    c.close()
+
+
+def test_callproc_like_pymysql(both):
+    (flav, real), conns = both
+    got = []
+    for i, c in enumerate(conns):
+        cur = c.cursor()
+        cur.execute("DROP PROCEDURE IF EXISTS flav_p%d" % i)
+        cur.execute("CREATE PROCEDURE flav_p%d(IN a INT, OUT b INT) BEGIN "
+                    "SELECT a + 1; SET b = a * 2; END" % i)
+        assert cur.callproc("flav_p%d" % i, (20, 0)) == (20, 0)
+        rows = cur.fetchall()
+        while cur.nextset():
+            pass
+        cur.execute("SELECT @`_flav_p%d_1`" % i)
+        got.append((rows, cur.fetchall()))
+        cur.execute("DROP PROCEDURE flav_p%d" % i)
+    assert got[0] == got[1] == (((21,),), ((40,),))

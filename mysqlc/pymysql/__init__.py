@@ -35,7 +35,7 @@ import sys
 import types
 
 from ..constants import FIELD_TYPE
-from . import connections, constants, converters, cursors, err, times
+from . import charset, connections, constants, converters, cursors, err, optionfile, times
 from .err import (
     DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
     MySQLError, NotSupportedError, OperationalError, ProgrammingError, Warning,
@@ -134,7 +134,8 @@ def _modules():
     top.mysqlc_flavour = True
     modules = {"pymysql": top, "pymysql.err": err, "pymysql.converters": converters,
                "pymysql.times": times, "pymysql.constants": constants,
-               "pymysql.cursors": cursors, "pymysql.connections": connections}
+               "pymysql.cursors": cursors, "pymysql.connections": connections,
+               "pymysql.charset": charset, "pymysql.optionfile": optionfile}
     for name in constants.__all__:
         modules["pymysql.constants." + name] = getattr(constants, name)
     return modules

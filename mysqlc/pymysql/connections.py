@@ -6,11 +6,14 @@ and behaves as PyMySQL's ``Connection`` where code can tell.
 """
 
 import codecs
+import os
+import re
+import sys
 import warnings
 
 from .. import connections as _connections
-from ..errors import Error, InterfaceError, NotSupportedError
-from . import converters, cursors
+from ..errors import Error, InterfaceError, NotSupportedError, OperationalError
+from . import converters, cursors, optionfile
 
 __all__ = ["Connection", "DEFAULT_CHARSET", "MAX_PACKET_LEN"]
 
@@ -23,6 +26,49 @@ _PYMYSQL_ENCODINGS = {"utf8mb4": "utf8", "utf8mb3": "utf8", "utf8": "utf8",
                       "latin1": "cp1252", "koi8r": "koi8_r", "koi8u": "koi8_u"}
 
 _TLS_KEYWORDS = ("ssl_mode", "ssl_capath", "ssl_cipher", "tls_version")
+
+
+# the file named by the client's own LOAD DATA LOCAL INFILE statement
+_LOCAL_INFILE = re.compile(
+    rb"LOAD\s+(?:XML|DATA)\s+(?:LOW_PRIORITY\s+|CONCURRENT\s+)?LOCAL\s+INFILE\s+"
+    rb"""('(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*")""", re.IGNORECASE | re.DOTALL)
+_UNESCAPE = {b"0": b"\0", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"Z": b"\x1a",
+             b"b": b"\b"}
+
+
+def _unquote(literal):
+    quote, body = literal[:1], literal[1:-1]
+    out = bytearray()
+    i = 0
+    while i < len(body):
+        ch = body[i:i + 1]
+        if ch == b"\\" and i + 1 < len(body):
+            nxt = body[i + 1:i + 2]
+            out += _UNESCAPE.get(nxt, nxt)
+            i += 2
+            continue
+        if ch == quote and body[i + 1:i + 2] == quote:
+            i += 1
+        out += ch
+        i += 1
+    return bytes(out)
+
+
+def _read_option_file(path, group, values):
+    """PyMySQL's option-file lookup: each of `values` (option name -> value given)
+    that is empty takes the file's value from `group`."""
+    cfg = optionfile.Parser()
+    cfg.read(os.path.expanduser(path))
+    out = {}
+    for key, given in values.items():
+        if given:
+            out[key] = given
+            continue
+        try:
+            out[key] = cfg.get(group, key)
+        except Exception:       # no such section / option: keep what was given
+            out[key] = given
+    return out
 
 
 def _same_codec(a, b):
@@ -80,6 +126,7 @@ class Connection(_connections.Connection):
 
     default_cursor = cursors.Cursor
     _closed = False
+    host = None
 
     def __init__(self, *, user=None, password="", host=None, database=None,
                  unix_socket=None, port=0, charset="", collation=None, sql_mode=None,
@@ -99,6 +146,28 @@ class Connection(_connections.Connection):
         if passwd is not None and not password:
             warnings.warn("'passwd' is deprecated, use 'password'", DeprecationWarning, 2)
             password = passwd
+        if read_default_group and not read_default_file:
+            read_default_file = "c:\\my.ini" if sys.platform.startswith("win") \
+                else "/etc/my.cnf"
+        if read_default_file:
+            found = _read_option_file(read_default_file, read_default_group or "client", {
+                "user": user, "password": password, "host": host, "database": database,
+                "socket": unix_socket, "port": port, "bind-address": bind_address,
+                "default-character-set": charset})
+            user, password, host, database = (found["user"], found["password"],
+                                              found["host"], found["database"])
+            unix_socket, bind_address = found["socket"], found["bind-address"]
+            charset = found["default-character-set"]
+            port = int(found["port"] or 0)
+            if ssl is None or isinstance(ssl, dict):
+                tls = _read_option_file(read_default_file, read_default_group or "client", {
+                    "ssl-" + k: (ssl or {}).get(k)
+                    for k in ("ca", "capath", "cert", "key", "cipher")})
+                tls = {k[4:]: v for k, v in tls.items() if v}
+                ssl = tls or ssl
+            read_default_file = read_default_group = None
+        if charset and charset.lower() == "utf8":
+            charset = "utf8mb4"         # PyMySQL 1.1+: utf8 means utf8mb4
         if type(port or 3306) is not int:
             raise ValueError("port should be of type int")
         if connect_timeout is None or not 0 < connect_timeout <= 31536000:
@@ -247,6 +316,30 @@ class Connection(_connections.Connection):
                 raise
             self.connect()
             super().ping(False)
+
+    def _infile_handler(self, filename):
+        # PyMySQL sends the file a LOAD DATA LOCAL INFILE asks for; mysqlc sends
+        # it when the client's own statement named exactly that file (a server
+        # cannot ask for another one), besides mysqlc's infile= / local_infile_dir
+        try:
+            return super()._infile_handler(filename)
+        except OperationalError:
+            owner = self._owner() if self._owner is not None else None
+            sql = owner.__dict__.get("_executed_sql") if owner is not None else None
+            if isinstance(sql, str):
+                sql = sql.encode(self.encoding, "surrogateescape")
+            named = [_unquote(m.group(1)) for m in _LOCAL_INFILE.finditer(sql or b"")]
+            if bytes(filename) not in named:
+                raise
+        path = os.fsdecode(filename)
+        if not os.path.isfile(path):
+            raise OperationalError(1017, "Can't find file '%s'" % path)
+        return _connections._file_chunks(path)
+
+    @property
+    def _auth_plugin_name(self):
+        core = self._conn
+        return core.auth_plugin_name if core is not None else ""
 
     # ------------------------------------------------------------ results
 

@@ -19,13 +19,24 @@ PyMySQL code observes:
   1024000 bytes.
 """
 
+import re
+
 from .. import cursors as _cursors
 from ..errors import NotSupportedError, ProgrammingError
 
 __all__ = ["Cursor", "DictCursorMixin", "DictCursor", "SSCursor", "SSDictCursor",
            "RE_INSERT_VALUES"]
 
-RE_INSERT_VALUES = _cursors.RE_INSERT_VALUES
+#: PyMySQL's shape of the ``executemany`` pattern, on ``str``: group 1 the
+#: statement up to ``VALUES``, group 2 the parenthesised row of placeholders,
+#: group 3 an optional row alias (``AS new`` or ``AS new(a, b)``) and/or ``ON
+#: DUPLICATE ...``.  (``executemany`` itself uses mysqlc's
+#: :data:`mysqlc.cursors.RE_INSERT_VALUES`, which also allows constants in the row.)
+RE_INSERT_VALUES = re.compile(
+    r"\s*((?:INSERT|REPLACE)\b.+\bVALUES?\s*)"
+    r"(\(\s*(?:%s|%\([^)]+\)s)\s*(?:,\s*(?:%s|%\([^)]+\)s)\s*)*\))"
+    r"(\s*(?:AS\s+(?:\w+|`[^`]+`)\s*(?:\([^)]*\)\s*)?)?(?:ON\s+DUPLICATE.*)?);?\s*\Z",
+    re.IGNORECASE | re.DOTALL)
 
 #: ``rowcount`` of an unbuffered result set (MySQLdb's and PyMySQL's number).
 UNKNOWN_ROWCOUNT = 18446744073709551615

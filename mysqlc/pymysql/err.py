@@ -34,13 +34,18 @@ def raise_mysql_exception(data):
     ------
     Error subclass
         The class :data:`error_map` gives for the number, with ``args ==
-        (errno, message)``; InterfaceError when `data` is too short to be one.
+        (errno, message)`` and ``sqlstate`` (str, or None when the packet has
+        none); InterfaceError when `data` is too short to be one.
     """
     data = bytes(data)
     if len(data) < 3:
         raise InterfaceError(0, "malformed ERR packet (%d bytes)" % len(data))
     errno = struct.unpack_from("<H", data, 1)[0]
     rest = data[3:]
+    sqlstate = None
     if rest[:1] == b"#" and len(rest) >= 6:
+        sqlstate = rest[1:6].decode("ascii", "replace")
         rest = rest[6:]
-    raise _error_class(errno)(errno, rest.decode("utf-8", "replace"))
+    exc = _error_class(errno)(errno, rest.decode("utf-8", "replace"))
+    exc.sqlstate = sqlstate
+    raise exc

@@ -9,7 +9,9 @@ import codecs
 import os
 import re
 import sys
+import time
 import warnings
+import weakref
 
 from .. import connections as _connections
 from ..errors import Error, InterfaceError, NotSupportedError, OperationalError
@@ -69,6 +71,10 @@ def _read_option_file(path, group, values):
         except Exception:       # no such section / option: keep what was given
             out[key] = given
     return out
+
+
+def _struct_time_literal(value):
+    return converters.escape_struct_time(value)
 
 
 def _same_codec(a, b):
@@ -226,6 +232,22 @@ class Connection(_connections.Connection):
             self.host = host
         # PyMySQL's names: conn.encoders / conn.decoders are its converter dicts
         self.encoders = self._pymysql_encoders
+        # a time.struct_time parameter is a DATETIME for PyMySQL (the core would
+        # write the tuple it also is); with an encoder executemany takes the
+        # multi-row INSERT text path, as PyMySQL does
+        core_encoders = dict(self._encoders or {})
+        core_encoders.setdefault(time.struct_time, _struct_time_literal)
+        # sets are "(a,b)" for PyMySQL (for IN %s), mysqlclient's SET text 'a,b' for mysqlc
+        ref = weakref.ref(self)
+
+        def set_literal(value):
+            conn = ref()
+            if conn is None:
+                raise InterfaceError(0, "connection is closed")
+            return conn.escape(tuple(value))
+        core_encoders.setdefault(set, set_literal)
+        core_encoders.setdefault(frozenset, set_literal)
+        self._encoders = core_encoders
         self.decoders = self._pymysql_decoders
         self.password = self._password if isinstance(self._password, bytes) \
             else (self._password or "").encode("latin1", "replace")

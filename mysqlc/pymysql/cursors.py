@@ -49,8 +49,10 @@ class _PyMySQLFetch:
 
     @property
     def _executed(self):
+        # the last statement sent: str after execute(str), bytes after
+        # execute(bytes) and after a multi-row executemany (PyMySQL's types)
         sql = self.__dict__.get("_executed_sql")
-        if sql is None or isinstance(sql, str):
+        if sql is None or isinstance(sql, str) or not self.__dict__.get("_executed_str"):
             return sql
         conn = self.connection
         return sql.decode(conn.encoding if conn is not None else "utf-8", "surrogateescape")
@@ -58,6 +60,20 @@ class _PyMySQLFetch:
     @_executed.setter
     def _executed(self, sql):
         self.__dict__["_executed_sql"] = sql
+
+    def execute(self, query, args=None, **kwargs):
+        """As :meth:`mysqlc.cursors.BaseCursor.execute`; returns :attr:`rowcount`."""
+        self.__dict__["_executed_str"] = isinstance(query, str)
+        return super().execute(query, args, **kwargs)
+
+    def executemany(self, query, args):
+        """As :meth:`mysqlc.cursors.BaseCursor.execute` (INSERT/REPLACE batched
+        into multi-row statements of at most :attr:`max_stmt_length` bytes);
+        returns the affected rows, None for no parameter sets."""
+        result = super().executemany(query, args)
+        if isinstance(query, str) and RE_INSERT_VALUES.match(query):
+            self.__dict__["_executed_str"] = False
+        return result
 
     def _check_executed(self):
         if self.__dict__.get("_executed_sql") is None:

@@ -211,21 +211,20 @@ def test_unbuffered_discard_warns(both):
     assert seen[0][0] == ["Previous unbuffered result was left incomplete"]
 
 
-def test_fetchall_after_failed_nextset(flavour, conn_kwargs):
-    from pymysql.constants import CLIENT
+def test_fetchall_after_failed_nextset(both, conn_kwargs):
+    (flav, real), _ = both
     results = []
-    saved = _pymysql_modules()
-    for mod in (flavour,):
-        c = mod.connect(client_flag=CLIENT.MULTI_STATEMENTS, **conn_kwargs)
+    for mod in (flav, real):
+        c = mod.connect(client_flag=mod.constants.CLIENT.MULTI_STATEMENTS, **conn_kwargs)
         cur = c.cursor()
         cur.execute("SELECT 1; SELECT * FROM no_such_table_x")
-        assert cur.fetchall() == ((1,),)
-        with pytest.raises(mod.err.ProgrammingError):
+        first = cur.fetchall()
+        with pytest.raises(mod.err.ProgrammingError) as e:
             cur.nextset()
-        results.append((cur.fetchall(), cur.fetchone(), cur.fetchmany()))
+        results.append((first, e.value.args[0], cur.fetchall(), cur.fetchone(),
+                        cur.fetchmany()))
         c.close()
-    assert results == [([], None, ())]
-    assert saved == _pymysql_modules()
+    assert results[0] == results[1] == (((1,),), 1146, [], None, ())
 
 
 def test_defer_connect_open_closed_fileno_ping(flavour, conn_kwargs):
@@ -313,3 +312,115 @@ def test_callproc_like_pymysql(both):
         got.append((rows, cur.fetchall()))
         cur.execute("DROP PROCEDURE flav_p%d" % i)
     assert got[0] == got[1] == (((21,),), ((40,),))
+
+
+def test_charset_and_optionfile_modules(both, tmp_path):
+    (flav, real), (a, b) = both
+    import io
+    fc, fo = sys.modules["pymysql.charset"], sys.modules["pymysql.optionfile"]
+    for name in ("utf8mb4", "utf8mb3", "utf8", "UTF8", "latin1", "binary", "gbk",
+                 "ascii", "koi8r", "sjis"):
+        x, y = fc.charset_by_name(name), real.charset.charset_by_name(name)
+        assert (repr(x), x.encoding, x.is_binary) == (repr(y), y.encoding, y.is_binary)
+    assert repr(fc.charset_by_id(45)) == repr(real.charset.charset_by_id(45))
+    with pytest.raises(KeyError):
+        fc.charset_by_name("nope")
+    text = "[client]\nuser = 'u1'\nskip-ssl\nsingle_quoted = \"v\"\n"
+    for parser in (fo.Parser(), real.optionfile.Parser()):
+        parser.read_file(io.StringIO(text))
+        assert parser.get("client", "user") == "u1"
+        assert parser.get("client", "single-quoted") == "v"
+
+
+def test_read_default_file(flavour, conn_kwargs, tmp_path):
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[client]\nuser = %s\npassword = \"%s\"\nhost = %s\nport = %d\n"
+                   "database = %s\n[other]\nuser = nobody\n"
+                   % (conn_kwargs["user"], conn_kwargs["password"], conn_kwargs["host"],
+                      conn_kwargs["port"], conn_kwargs["database"]))
+    c = flavour.connect(read_default_file=str(cnf))
+    cur = c.cursor()
+    cur.execute("SELECT CURRENT_USER(), DATABASE()")
+    user, db = cur.fetchone()
+    assert user.startswith(conn_kwargs["user"] + "@") and db == conn_kwargs["database"]
+    c.close()
+    with pytest.raises(flavour.err.OperationalError):      # [other] has a wrong user
+        flavour.connect(read_default_file=str(cnf), read_default_group="other",
+                        password="x", host=conn_kwargs["host"], port=conn_kwargs["port"])
+
+
+def test_load_data_local_file_named_by_the_statement(flavour, conn_kwargs, tmp_path):
+    data = tmp_path / "rows.txt"
+    data.write_text("1,a\n2,b\n")
+    other = tmp_path / "secret.txt"
+    other.write_text("9,z\n")
+    c = flavour.connect(local_infile=True, **conn_kwargs)
+    cur = c.cursor()
+    cur.execute("CREATE TEMPORARY TABLE li (i INT, s VARCHAR(5))")
+    path = str(data).replace("\\", "\\\\").replace("'", "\\'")
+    cur.execute("LOAD DATA LOCAL INFILE '%s' INTO TABLE li FIELDS TERMINATED BY ','" % path)
+    cur.execute("SELECT * FROM li ORDER BY i")
+    assert cur.fetchall() == ((1, "a"), (2, "b"))
+    with pytest.raises(flavour.err.OperationalError):
+        cur.execute("LOAD DATA LOCAL INFILE '%s' INTO TABLE li" % (str(tmp_path / "none.txt"),))
+    cur.execute("SELECT 1")          # the connection is still in sync
+    assert cur.fetchall() == ((1,),)
+    c.close()
+    off = flavour.connect(**conn_kwargs)
+    with pytest.raises(flavour.err.DatabaseError):
+        off.cursor().execute("LOAD DATA LOCAL INFILE '%s' INTO TABLE li" % path)
+    off.close()
+
+
+def test_parameters_struct_time_and_sets(both):
+    import time
+    (flav, real), conns = both
+    got = []
+    st = time.struct_time((2021, 3, 4, 5, 6, 7, 0, 0, -1))
+    for c in conns:
+        cur = c.cursor()
+        cur.execute("SELECT %s", (st,))
+        one = cur.fetchall()
+        rows = []
+        for seq in ((2, 6), [2, 6], {2, 6}, frozenset(["a", "b"])):
+            cur.execute("SELECT 2 IN %s, 'a' IN %s", (seq, seq))
+            rows.append(cur.fetchall())
+        cur.execute("CREATE TEMPORARY TABLE pt (d DATETIME)")
+        cur.executemany("INSERT INTO pt VALUES (%s)", [(st,), (st,)])
+        cur.execute("SELECT d FROM pt")
+        got.append((one, rows, cur.fetchall()))
+    assert got[0] == got[1]
+    assert got[0][2] == ((datetime.datetime(2021, 3, 4, 5, 6, 7),),) * 2
+
+
+def test_executed_types_like_pymysql(both):
+    (flav, real), conns = both
+    got = []
+    for c in conns:
+        cur = c.cursor()
+        cur.execute("SELECT %s", ("x",))
+        first = cur._executed
+        cur.execute(b"SELECT 1")
+        second = cur._executed
+        cur.execute("CREATE TEMPORARY TABLE ex (i INT)")
+        cur.executemany("INSERT INTO ex VALUES (%s)", [(1,), (2,)])
+        got.append((first, second, bytes(cur._executed), cur.rowcount))
+    assert got[0] == got[1]
+    assert got[0][2] == b"INSERT INTO ex VALUES (1),(2)"
+
+
+def test_raise_mysql_exception(flavour):
+    err = flavour.err
+    with pytest.raises(err.ProgrammingError) as e:
+        err.raise_mysql_exception(b"\xff\x7a\x04#42S02Table 'x' doesn't exist")
+    assert e.value.args == (1146, "Table 'x' doesn't exist")
+    assert e.value.sqlstate == "42S02"
+    with pytest.raises(err.InterfaceError):
+        err.raise_mysql_exception(b"\xff")
+
+
+def test_ping_default_and_sqlalchemy_signature(flavour):
+    import inspect
+    sig = inspect.signature(flavour.connections.Connection.ping)
+    assert list(sig.parameters)[1] == "reconnect"
+    assert sig.parameters["reconnect"].default is False

@@ -424,3 +424,23 @@ def test_ping_default_and_sqlalchemy_signature(flavour):
     sig = inspect.signature(flavour.connections.Connection.ping)
     assert list(sig.parameters)[1] == "reconnect"
     assert sig.parameters["reconnect"].default is False
+
+
+def test_values_bytes_parameters_lastrowid_like_pymysql(both):
+    (flav, real), conns = both
+    got = []
+    for c in conns:
+        cur = c.cursor()
+        cur.execute("SELECT %s, %s, CAST('2020-01-01 00:00:00' AS DATETIME), b'101', "
+                    "JSON_OBJECT('a', 1), CAST(1.5 AS DECIMAL(5,2)), "
+                    "CAST('-1:00:00' AS TIME), 1e0, _binary 'ab', 'é'",
+                    (b"\xff\x00'", "x"))
+        rows = cur.fetchall()
+        select_ids = (cur.lastrowid, cur.rowcount)
+        cur.execute("CREATE TEMPORARY TABLE li2 (i INT AUTO_INCREMENT PRIMARY KEY, b BLOB)")
+        cur.execute("INSERT INTO li2 (b) VALUES (%s)", (b"\x80\x81",))
+        insert_ids = (cur.lastrowid, cur.rowcount)
+        cur.execute("SELECT b FROM li2")
+        got.append((rows, select_ids, insert_ids, cur.fetchall()))
+    assert got[0] == got[1]
+    assert got[0][0][0][0] == b"\xff\x00'" and got[0][1] == (None, 1)

@@ -113,6 +113,10 @@ class Connection(_connections.Connection):
         C core: NotSupportedError.
     compress : bool
         Supported (PyMySQL raises NotImplementedError).
+    binary_prefix : bool
+        Accepted and ignored, as PyMySQL 1.2 does: bytes parameters are always
+        sent as binary strings (``_binary'...'``; PyMySQL writes ``X'...'``), so
+        the server types them as binary and returns them as bytes.
     max_allowed_packet : int, bytes, default 16 MiB
         Kept as an attribute; PyMySQL only sizes LOAD DATA LOCAL packets with it.
     bind_address, ssl_key_password, auth_plugin_map
@@ -220,7 +224,8 @@ class Connection(_connections.Connection):
             read_timeout=read_timeout, write_timeout=write_timeout,
             init_command=init_command, sql_mode=sql_mode, client_flag=client_flag,
             multi_statements=False, cursorclass=cursorclass, conv=conv,
-            use_unicode=use_unicode, binary_prefix=binary_prefix,
+            # bytes parameters are binary strings, as PyMySQL's X'..' literals
+            use_unicode=use_unicode, binary_prefix=True,
             local_infile=local_infile, ssl=ssl if isinstance(ssl, dict) else None,
             ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
             ssl_verify_cert=ssl_verify_cert, ssl_verify_identity=ssl_verify_identity,

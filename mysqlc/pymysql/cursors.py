@@ -79,6 +79,11 @@ class _PyMySQLFetch:
         if self.__dict__.get("_executed_sql") is None:
             raise ProgrammingError(0, "execute() first")
 
+    def _read_result(self, core, field_count):
+        super()._read_result(core, field_count)
+        if field_count > 0:
+            self.lastrowid = None       # PyMySQL: a result set has no insert id
+
     def _no_result(self):
         # no result set: a statement that returned OK, or a nextset() that failed
         return self._rows is None or self.description is None

@@ -444,3 +444,38 @@ def test_values_bytes_parameters_lastrowid_like_pymysql(both):
         got.append((rows, select_ids, insert_ids, cur.fetchall()))
     assert got[0] == got[1]
     assert got[0][0][0][0] == b"\xff\x00'" and got[0][1] == (None, 1)
+
+
+def test_sqlalchemy_pymysql_dialect_runs_on_the_flavour(flavour, conn_kwargs):
+    sa = pytest.importorskip("sqlalchemy")
+    url = sa.engine.URL.create("mysql+pymysql", username=conn_kwargs["user"],
+                               password=conn_kwargs["password"], host=conn_kwargs["host"],
+                               port=conn_kwargs["port"], database=conn_kwargs["database"])
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            assert isinstance(conn.connection.dbapi_connection, flavour.connections.Connection)
+            assert conn.execute(sa.text("SELECT 1, :x"), {"x": "a'b"}).all() == [(1, "a'b")]
+            result = conn.execution_options(stream_results=True).execute(
+                sa.text("SELECT 1 UNION SELECT 2"))
+            assert isinstance(result.cursor, flavour.cursors.SSCursor)
+            assert result.all() == [(1,), (2,)]
+    finally:
+        engine.dispose()
+
+
+def test_conv_with_a_function_of_ones_own_gives_pymysql_zero_dates(flavour, conn_kwargs):
+    from pymysql.constants import FIELD_TYPE
+    from pymysql.converters import conversions, convert_date
+    conv = dict(conversions)
+    conv[FIELD_TYPE.DATE] = lambda s: convert_date(s)
+    c = flavour.connect(conv=conv, **conn_kwargs)
+    cur = c.cursor()
+    cur.execute("SELECT CAST('0000-00-00' AS DATE), CAST('2020-01-02' AS DATE), 1")
+    assert cur.fetchall() == (("0000-00-00", datetime.date(2020, 1, 2), 1),)
+    c.close()
+    d = flavour.connect(conv=dict(conversions), **conn_kwargs)     # the defaults
+    cur = d.cursor()
+    cur.execute("SELECT CAST('0000-00-00' AS DATE), 1.5")
+    assert cur.fetchall() == ((None, Decimal("1.5")),)
+    d.close()

@@ -479,3 +479,22 @@ def test_conv_with_a_function_of_ones_own_gives_pymysql_zero_dates(flavour, conn
     cur.execute("SELECT CAST('0000-00-00' AS DATE), 1.5")
     assert cur.fetchall() == ((None, Decimal("1.5")),)
     d.close()
+
+
+def test_bytes_parameters_hex_and_mogrify_like_pymysql(both):
+    (flav, real), conns = both
+    got = []
+    params = (b"\x01\xff'", bytearray(b"\x00"), "a'b", 1, 1.5, None, (b"x", 2),
+              datetime.date(2020, 1, 2), Decimal("1.10"))
+    for c in conns:
+        cur = c.cursor()
+        text = cur.mogrify("SELECT %s, %s, %s, %s, %s, %s, %s IN %s, %s, %s",
+                           params[:6] + (2,) + params[6:])
+        cur.execute("SELECT _binary %s, %s", (b"\x01\xff", b"\x80"))
+        rows = cur.fetchall()
+        cur.execute("CREATE TEMPORARY TABLE hb (b VARBINARY(10))")
+        cur.executemany("INSERT INTO hb VALUES (%s)", [(b"\xfe",), (b"_binary",)])
+        cur.execute("SELECT b FROM hb")
+        got.append((text, rows, cur.fetchall()))
+    assert got[0] == got[1]
+    assert got[0][1] == ((b"\x01\xff", b"\x80"),)

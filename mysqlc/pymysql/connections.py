@@ -73,6 +73,10 @@ def _read_option_file(path, group, values):
     return out
 
 
+def _hex_literal(value):
+    return "X'%s'" % value.hex()
+
+
 def _struct_time_literal(value):
     return converters.escape_struct_time(value)
 
@@ -115,8 +119,8 @@ class Connection(_connections.Connection):
         Supported (PyMySQL raises NotImplementedError).
     binary_prefix : bool
         Accepted and ignored, as PyMySQL 1.2 does: bytes parameters are always
-        sent as binary strings (``_binary'...'``; PyMySQL writes ``X'...'``), so
-        the server types them as binary and returns them as bytes.
+        written ``X'<hex>'``, which the server types as a binary string (so it
+        returns them as bytes), also after a ``_binary`` in the query.
     max_allowed_packet : int, bytes, default 16 MiB
         Kept as an attribute; PyMySQL only sizes LOAD DATA LOCAL packets with it.
     bind_address, ssl_key_password, auth_plugin_map
@@ -224,8 +228,7 @@ class Connection(_connections.Connection):
             read_timeout=read_timeout, write_timeout=write_timeout,
             init_command=init_command, sql_mode=sql_mode, client_flag=client_flag,
             multi_statements=False, cursorclass=cursorclass, conv=conv,
-            # bytes parameters are binary strings, as PyMySQL's X'..' literals
-            use_unicode=use_unicode, binary_prefix=True,
+            use_unicode=use_unicode, binary_prefix=False,
             local_infile=local_infile, ssl=ssl if isinstance(ssl, dict) else None,
             ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
             ssl_verify_cert=ssl_verify_cert, ssl_verify_identity=ssl_verify_identity,
@@ -252,6 +255,10 @@ class Connection(_connections.Connection):
             return conn.escape(tuple(value))
         core_encoders.setdefault(set, set_literal)
         core_encoders.setdefault(frozenset, set_literal)
+        # bytes are X'<hex>' (a binary string for the server, also after a
+        # "_binary" the query has itself), as PyMySQL writes them
+        core_encoders.setdefault(bytes, _hex_literal)
+        core_encoders.setdefault(bytearray, _hex_literal)
         self._encoders = core_encoders
         self.decoders = self._pymysql_decoders
         self.password = self._password if isinstance(self._password, bytes) \

@@ -42,6 +42,23 @@ RE_INSERT_VALUES = re.compile(
 UNKNOWN_ROWCOUNT = 18446744073709551615
 
 
+def _hex_bytes(args):
+    """`args` with bytes values as bytearray, which the connection's encoder
+    writes as PyMySQL does (``X'<hex>'``); the core writes exact bytes itself."""
+    if type(args) is bytes:
+        return bytearray(args)
+    if isinstance(args, (tuple, list)):
+        if not any(type(a) is bytes or type(a) in (tuple, list) for a in args):
+            return args
+        return tuple(_hex_bytes(a) if type(a) in (bytes, tuple, list) else a for a in args)
+    if isinstance(args, dict):
+        if not any(type(v) is bytes or type(v) in (tuple, list) for v in args.values()):
+            return args
+        return {k: _hex_bytes(v) if type(v) in (bytes, tuple, list) else v
+                for k, v in args.items()}
+    return args
+
+
 class _PyMySQLFetch:
     """PyMySQL's fetch results over mysqlc's buffered storage (``_rows``)."""
 
@@ -66,10 +83,17 @@ class _PyMySQLFetch:
         self.__dict__["_executed_str"] = isinstance(query, str)
         return super().execute(query, args, **kwargs)
 
+    def _format(self, conn, query, args):
+        if args is not None and not getattr(self, "_prepared", False):
+            args = _hex_bytes(args)
+        return super()._format(conn, query, args)
+
     def executemany(self, query, args):
         """As :meth:`mysqlc.cursors.BaseCursor.execute` (INSERT/REPLACE batched
         into multi-row statements of at most :attr:`max_stmt_length` bytes);
         returns the affected rows, None for no parameter sets."""
+        if args is not None and not getattr(self, "_prepared", False):
+            args = map(_hex_bytes, args)
         result = super().executemany(query, args)
         if isinstance(query, str) and RE_INSERT_VALUES.match(query):
             self.__dict__["_executed_str"] = False

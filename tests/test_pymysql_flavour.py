@@ -3,6 +3,7 @@ side by side with the real PyMySQL on the same server."""
 
 import datetime
 import importlib
+import os
 import sys
 import warnings
 from decimal import Decimal
@@ -10,6 +11,9 @@ from decimal import Decimal
 import pytest
 
 import mysqlc
+from mysqlc.server import PrivateServer, ServerNotAvailable
+
+from _certs import CertsUnavailable, make_certs
 
 
 def _pymysql_modules():
@@ -160,6 +164,9 @@ def test_dictcursor_lists_and_fetch_semantics(both, conn_kwargs):
     out = []
     for mod, c in zip((flav, real), conns):
         cur = c.cursor(mod.cursors.DictCursor)
+        fresh = (cur.rownumber, cur.rowcount, cur.description, cur.arraysize)
+        with pytest.raises(mod.err.ProgrammingError):
+            cur.fetchone()
         cur.execute("SELECT 1 AS a UNION SELECT 2 UNION SELECT 3")
         first = cur.fetchmany(2)
         rest = cur.fetchall()
@@ -171,7 +178,7 @@ def test_dictcursor_lists_and_fetch_semantics(both, conn_kwargs):
         plain.execute("SELECT 1 UNION SELECT 2")
         it = iter(plain)
         out.append((first, rest, empty, none, it is plain, next(plain), plain.fetchall(),
-                    type(first).__name__, plain.rowcount))
+                    type(first).__name__, plain.rowcount, fresh))
     assert out[0] == out[1]
     assert out[0][0] == [{"a": 1}, {"a": 2}] and out[0][3] == (None, (), [])
 
@@ -498,3 +505,58 @@ def test_bytes_parameters_hex_and_mogrify_like_pymysql(both):
         got.append((text, rows, cur.fetchall()))
     assert got[0] == got[1]
     assert got[0][1] == ((b"\x01\xff", b"\x80"),)
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory):
+    """A private server with TLS (the CA of tests/_certs.py), started for this module."""
+    if os.environ.get("MYSQLC_TEST_DSN"):
+        pytest.skip("MYSQLC_TEST_DSN is set: no private TLS server")
+    try:
+        certs = make_certs(tmp_path_factory.mktemp("flavour-certs"))
+    except CertsUnavailable as exc:
+        pytest.skip("cannot make test certificates: %s" % exc)
+    try:
+        srv = PrivateServer(extra_args=certs.server_args()).start()
+    except ServerNotAvailable as exc:
+        pytest.skip("no private server with TLS: %s" % exc)
+    try:
+        yield srv, certs
+    finally:
+        srv.stop()
+
+
+def _ssl_version(conn):
+    cur = conn.cursor()
+    cur.execute("SHOW SESSION STATUS LIKE 'Ssl_version'")
+    return cur.fetchall()[0][1]
+
+
+@pytest.mark.server
+@pytest.mark.allow_skip
+def test_tls_options_like_pymysql(flavour, tls_server):
+    srv, certs = tls_server
+    kw = srv.connect_kwargs()
+    got = []
+    real = _real_pymysql()
+    for mod in (flavour, real):
+        default = mod.connect(**kw)                         # PREFERRED: TLS when offered
+        off = mod.connect(ssl_disabled=True, **kw)
+        verified = mod.connect(ssl={"ca": certs.ca_cert}, **kw)
+        verified_kw = mod.connect(ssl_ca=certs.ca_cert, ssl_verify_identity=True, **kw)
+        got.append(tuple(bool(_ssl_version(c)) for c in (default, off, verified, verified_kw)))
+        for c in (default, off, verified, verified_kw):
+            c.close()
+    assert got[0] == got[1] == (True, False, True, True)
+
+
+def _real_pymysql():
+    saved = _pymysql_modules()
+    for k in saved:
+        del sys.modules[k]
+    try:
+        return importlib.import_module("pymysql")
+    finally:
+        for k in list(_pymysql_modules()):
+            del sys.modules[k]
+        sys.modules.update(saved)

@@ -64,6 +64,10 @@ class _PyMySQLFetch:
 
     max_stmt_length = 1024000
 
+    def __init__(self, connection):
+        super().__init__(connection)
+        self.rownumber = 0          # PyMySQL's start value (mysqlc: None)
+
     @property
     def _executed(self):
         # the last statement sent: str after execute(str), bytes after

@@ -23,6 +23,8 @@ and ``dump_debug_info()`` are missing; a stored result stays readable after the
 connection is closed; connection errors keep mysqlc's numbers (2003 for TCP).
 """
 
+import operator
+
 from . import connections as _connections
 from . import converters as _converters
 from .constants import FIELD_TYPE, FLAG
@@ -184,11 +186,15 @@ class result:
         (``how=0``), dicts keyed by column name, a repeated name as
         ``table.name`` (``how=1``), or dicts keyed ``table.name`` (``how=2``).
 
-        Raises ProgrammingError for another `how`.
+        Raises ValueError for another `how` or a negative `maxrows`, TypeError
+        when they are not ints.
         """
+        how, maxrows = operator.index(how), operator.index(maxrows)
         if how not in (0, 1, 2):
-            raise ProgrammingError(0, "how out of range")
-        rows = self._next_raw(int(maxrows))
+            raise ValueError("how out of range")
+        if maxrows < 0:
+            raise ValueError("maxrows must be >= 0")
+        rows = self._next_raw(maxrows)
         applies = self._apply
         if any(applies):
             rows = [tuple(v if v is None or f is None else f(v)
@@ -288,6 +294,9 @@ class connection:
         core = self._core()
         if isinstance(query, str):
             query = query.encode(self._mc.encoding)
+        elif not isinstance(query, (bytes, bytearray, memoryview)):
+            raise TypeError("a str or bytes-like object is required, not %r"
+                            % type(query).__name__)
         self._pending = False
         self._pending = core.query(bytes(query)) > 0
 

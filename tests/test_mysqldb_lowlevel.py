@@ -191,3 +191,21 @@ def test_registered_as_MySQLdb_mysql():
         for k in [k for k in sys.modules if k == "MySQLdb" or k.startswith("MySQLdb.")]:
             del sys.modules[k]
         sys.modules.update(saved)
+
+
+def test_bad_arguments(pair):
+    for c in pair:
+        for q in (123, None):
+            with pytest.raises(TypeError):
+                c.query(q)
+        c.query("SELECT 1")
+        r = c.store_result()
+        with pytest.raises(ValueError):
+            r.fetch_row(how=5)
+        with pytest.raises(TypeError):
+            r.fetch_row(how="x")
+        assert r.fetch_row() == ((b"1",),)
+    with pytest.raises(ValueError):
+        r2 = pair[0]
+        r2.query("SELECT 1")
+        r2.store_result().fetch_row(-1)

@@ -27,6 +27,7 @@ import operator
 
 from . import connections as _connections
 from . import converters as _converters
+from ._mysqldb import MYSQLCLIENT_VERSION, MYSQLCLIENT_VERSION_INFO
 from .constants import FIELD_TYPE, FLAG
 from .errors import (
     DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
@@ -42,8 +43,8 @@ __all__ = [
 ]
 
 #: the mysqlclient release whose API this module implements (as ``MySQLdb``)
-version_info = (2, 2, 0, "final", 0)
-__version__ = "2.2.0"
+version_info = MYSQLCLIENT_VERSION_INFO
+__version__ = MYSQLCLIENT_VERSION
 NULL = "NULL"
 
 escape_string = _converters.escape_string

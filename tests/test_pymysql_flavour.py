@@ -122,6 +122,13 @@ def test_escape_literal_str_like_pymysql(both):
         assert a.literal("x") == "'x'"
     assert a.escape_string("a'b") == "a\\'b"
     assert a.encoding == b.encoding == "utf8"
+    assert a.get_server_info() == b.get_server_info() == b.server_version == a.server_version
+    assert (a.protocol_version, a.character_set_name(), a.charset, a.host, a.port) == \
+        (b.protocol_version, b.character_set_name(), b.charset, b.host, b.port)
+    for c in (a, b):
+        cur = c.cursor()
+        cur.execute("SELECT CAST('x' AS SIGNED)")
+    assert a.show_warnings() == b.show_warnings()
 
 
 def test_converters_module(flavour):

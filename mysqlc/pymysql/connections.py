@@ -452,6 +452,20 @@ class Connection(_connections.Connection):
         return self.host_info
 
     @property
+    def server_version(self):
+        """The version string of the server's handshake as sent, e.g. MariaDB's
+        ``"5.5.5-10.11.6-MariaDB"`` (PyMySQL keeps the replication prefix that
+        mysqlc removes); also :meth:`get_server_info`."""
+        core = self._conn
+        if core is None:
+            return self.__dict__.get("_version_text")
+        return core.server_version or self.__dict__.get("_version_text")
+
+    @server_version.setter
+    def server_version(self, text):
+        self.__dict__["_version_text"] = text
+
+    @property
     def server_thread_id(self):
         """``(thread_id,)``, as PyMySQL unpacks it from the handshake."""
         return (self._conn.thread_id,)

@@ -567,3 +567,25 @@ def _real_pymysql():
         for k in list(_pymysql_modules()):
             del sys.modules[k]
         sys.modules.update(saved)
+
+
+def test_sscursor_nextset_like_pymysql(both, conn_kwargs):
+    (flav, real), _ = both
+    got = []
+    for mod in (flav, real):
+        c = mod.connect(client_flag=mod.constants.CLIENT.MULTI_STATEMENTS, **conn_kwargs)
+        cur = c.cursor(mod.cursors.SSCursor)
+        cur.execute("SELECT 1 UNION SELECT 2; SELECT 3")
+        seq = [cur.fetchone(), cur.nextset(), cur.fetchall(), cur.nextset(), cur.fetchall(),
+               cur.nextset()]
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            cur.execute("SELECT 1 UNION SELECT 2; SELECT 3")
+            cur.fetchone()
+            cur.execute("SELECT 7")          # the same cursor: warns, as PyMySQL
+            seq.append((cur.fetchall(), [str(x.message) for x in w
+                                         if x.category is UserWarning]))
+        got.append(seq)
+        c.close()
+    assert got[0] == got[1]
+    assert got[0][:6] == [(1,), None, [(2,)], True, [(3,)], None]

@@ -221,6 +221,15 @@ class SSCursor(_PyMySQLFetch, _cursors.SSCursor):
     def _conv_row(self, row):
         return row
 
+    def nextset(self):
+        """The next result set (True), or None: also while rows of the current
+        one are unread, which stay readable (PyMySQL's unbuffered nextset)."""
+        conn = self._get_conn()
+        if getattr(self, "_streaming", False) and conn._is_owner(self) \
+                and conn._conn.rows_pending:
+            return None
+        return super().nextset()
+
     def read_next(self):
         """The next row, or None at the end (does not advance ``rownumber``)."""
         rows = self._pull(1)

@@ -73,6 +73,21 @@ def install_as_MySQLdb():
     return install()
 
 
+def install_as_pymysql():
+    """Make ``import pymysql`` import :mod:`mysqlc.pymysql`, the PyMySQL flavour:
+    PyMySQL's API and semantics (``escape()`` returning str, list-returning
+    DictCursor, ...) over mysqlc's core.  Call it before anything imports
+    ``pymysql``; see :mod:`mysqlc.pymysql`.
+
+    Returns
+    -------
+    module
+        The ``pymysql`` module now in ``sys.modules``.
+    """
+    from .pymysql import install_as_pymysql as install
+    return install()
+
+
 class DBAPISet(frozenset):
     """A set of ``FIELD_TYPE`` codes that compares equal to each of its members
     (PEP 249 type objects, as MySQLdb's ``DBAPISet``).
@@ -116,6 +131,6 @@ __all__ = [
     "TIME", "TIMESTAMP", "Time", "TimeFromTicks", "Timestamp", "TimestampFromTicks",
     "Warning", "apilevel", "connect", "connections", "constants", "converters",
     "cursors", "errors", "escape", "escape_string", "get_client_info",
-    "install_as_MySQLdb", "paramstyle",
+    "install_as_MySQLdb", "install_as_pymysql", "paramstyle",
     "string_literal", "threadsafety", "times", "version_info", "__version__",
 ]

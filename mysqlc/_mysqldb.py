@@ -26,9 +26,9 @@ The modules registered in ``sys.modules`` are:
                             ``CLIENT``, ``CR``, ``ER``, ``FIELD_TYPE``, ``FLAG``
                             (also ``COMMAND``, ``SERVER_STATUS``)
 ``MySQLdb.release``         ``version_info`` and ``__version__`` (below)
-``MySQLdb._mysql``          the helpers of mysqlclient's C module: ``escape``,
-                            ``escape_string``, ``string_literal``,
-                            ``get_client_info``, the exception classes
+``MySQLdb._mysql``          :mod:`mysqlc._lowlevel`: mysqlclient's C module
+                            (``connect``, ``connection``, ``result``,
+                            ``escape_string``, ``string_literal``, ...)
 ==========================  ==============================================
 
 The submodules are the mysqlc modules themselves, not copies: a class is the
@@ -55,8 +55,7 @@ offers (``Cursor.mogrify``; ``with connection`` closing the connection, from
 claimed.
 
 Differences from mysqlclient that remain (see also :mod:`mysqlc.connections`):
-``MySQLdb._mysql.connection`` (the low-level C connection with ``query``,
-``store_result``, ``use_result``) does not exist; ``Connection.stat()``,
+``Connection.stat()``,
 ``change_user()``, ``errno()``/``error()`` are not implemented; buffered results
 left unread are drained before the next statement instead of raising
 "Commands out of sync" (unbuffered ones do raise it, as in mysqlclient).
@@ -113,17 +112,7 @@ def _build():
         "version_info": MYSQLCLIENT_VERSION_INFO, "__version__": MYSQLCLIENT_VERSION,
         "__author__": "mysqlc"})
 
-    low_level = {name: getattr(errors, name) for name in _EXCEPTIONS}
-    low_level.update({
-        "escape": converters.escape, "escape_string": converters.escape_string,
-        "string_literal": converters.string_literal,
-        "get_client_info": mysqlc.get_client_info, "debug": _debug,
-        "version_info": MYSQLCLIENT_VERSION_INFO, "NULL": "NULL",
-    })
-    _mysql = _new_module(
-        "MySQLdb._mysql",
-        "mysqlclient's C module: the helper functions and exception classes only "
-        "(mysqlc has no low-level connection type).", low_level)
+    from . import _lowlevel as _mysql      # connect(), connection, result, helpers
 
     attrs = {name: getattr(mysqlc, name) for name in _TOP_LEVEL}
     attrs.update({

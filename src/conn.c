@@ -2839,6 +2839,7 @@ static int set_infile_handler(mc_conn *c, PyObject *v, void *x) {
     return 0;
 }
 static PyObject *get_open(mc_conn *c, void *x) { return PyBool_FromLong(c->fd >= 0); }
+static PyObject *get_fd(mc_conn *c, void *x) { return PyLong_FromLong(c->fd >= 0 ? c->fd : -1); }
 static PyObject *get_no_backslash_escapes(mc_conn *c, void *x) {
     return PyBool_FromLong((c->server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0);
 }
@@ -2903,6 +2904,7 @@ static PyGetSetDef Conn_getset[] = {
     {"infile_handler", (getter)get_infile_handler, (setter)set_infile_handler,
      "callable(filename: bytes) -> iterable of bytes for LOAD DATA LOCAL INFILE, or None", NULL},
     {"open", (getter)get_open, NULL, NULL, NULL},
+    {"fd", (getter)get_fd, NULL, "socket file descriptor, -1 when closed (fileno())", NULL},
     {"auth_plugin_name", (getter)get_auth_plugin_name, NULL, NULL, NULL},
     {"no_backslash_escapes", (getter)get_no_backslash_escapes, NULL, NULL, NULL},
     {"converters", (getter)get_converters, (setter)set_converters,

@@ -56,8 +56,8 @@ claimed.
 
 Differences from mysqlclient that remain (see also :mod:`mysqlc.connections`):
 ``MySQLdb._mysql.connection`` (the low-level C connection with ``query``,
-``store_result``, ``use_result``) does not exist; ``Connection.stat()``,
-``change_user()``, ``errno()``/``error()`` are not implemented; buffered results
+``store_result``, ``use_result``) does not exist; ``Connection.stat()`` and
+``change_user()`` are not implemented; buffered results
 left unread are drained before the next statement instead of raising
 "Commands out of sync" (unbuffered ones do raise it, as in mysqlclient).
 """

@@ -63,9 +63,12 @@ class MySQLExecutionContext_mysqlc(MySQLExecutionContext_mysqldb):
 
 class MySQLCompiler_mysqlc(MySQLCompiler_mysqldb):
     # The server takes no "?" in a window frame (ROWS BETWEEN ? PRECEDING ...: MariaDB
-    # cannot bind a frame offset); the bounds are part of the statement's cache key,
-    # so the prepared dialect renders them inline.  SQLAlchemy 2.0 formats the frame
-    # in _format_frame_clause, 2.1 in visit_frame_clause.
+    # cannot bind a frame offset), so the prepared dialect renders the offsets inline.
+    # SQLAlchemy 2.0 formats the frame in _format_frame_clause, where the bounds are
+    # part of the statement's cache key (literal_binds is right); 2.1 in
+    # visit_frame_clause with the bounds as bound parameters outside the cache key:
+    # literal_execute renders them into each execution's SQL (as the SQL Server
+    # dialect does), literal_binds would put the first values into the cached string.
     def _format_frame_clause(self, range_, **kw):
         if self.dialect.prepared:
             kw["literal_binds"] = True
@@ -73,7 +76,7 @@ class MySQLCompiler_mysqlc(MySQLCompiler_mysqldb):
 
     def visit_frame_clause(self, frameclause, **kw):
         if self.dialect.prepared:
-            kw["literal_binds"] = True
+            kw["literal_execute"] = True
         return super().visit_frame_clause(frameclause, **kw)
 
 

@@ -27,7 +27,7 @@ from itertools import chain
 
 from .converters import _str_fallback_args
 from .errors import (
-    Error, InterfaceError, NotSupportedError, OperationalError, ProgrammingError,
+    Error, NotSupportedError, OperationalError, ProgrammingError,
 )
 
 __all__ = ["BaseCursor", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",
@@ -77,6 +77,15 @@ def _busy():
     return ProgrammingError(
         0, "this connection is being used by another thread; connections cannot be "
         "shared between threads at once (threadsafety = 1)")
+
+
+def _lost_rows_error(conn):
+    """What fetching from an unbuffered cursor raises once its connection is closed:
+    mysqlclient's OperationalError(2006, ...) (the message as for any command on the
+    connection: '' after close(), "Server has gone away" after a loss)."""
+    if conn._closed:
+        return conn._closed_error()
+    return OperationalError(2006, "Server has gone away")
 
 
 def _has_placeholder(part):
@@ -285,6 +294,9 @@ class BaseCursor:
             For errors the server reports (see :mod:`mysqlc.errors`).
         """
         conn = self._get_conn()
+        # mysqlclient's execute() first drains the connection (mysql_next_result),
+        # which clears the last error even when the parameters then fail to format
+        conn._last_error = _NO_ERROR
         if infile is None:
             return self._query(conn, self._format(conn, query, args))
         if not conn._local_infile:
@@ -721,13 +733,16 @@ class SSCursor(BaseCursor):
             return []
         conn = self._get_conn()
         if not conn._is_owner(self):
+            if not conn.open:   # not an end of the rows: they are lost (every fetch says so)
+                raise _lost_rows_error(conn)
             self._streaming = False
-            if not conn.open:   # not an end of the rows: they are lost
-                raise InterfaceError(0, "the connection was closed while the unbuffered "
-                                        "cursor's rows were being read")
             return []
         core = conn._conn
-        rows = core.fetch(n, self._keys, max_bytes)
+        try:
+            rows = core.fetch(n, self._keys, max_bytes)
+        except Error as exc:
+            conn._note_error(exc)
+            raise
         if not core.rows_pending:
             self._streaming = False
             self.rowcount = self.rownumber + len(rows)
@@ -1028,6 +1043,7 @@ class _PreparedMixin:
             Wrong number of parameters (naming both counts), unsupported type.
         """
         conn = self._get_conn()
+        conn._last_error = _NO_ERROR     # as BaseCursor.execute
         qcache = conn._qmark_cache
         key = (query, args is None)
         hit = qcache.get(key) if isinstance(query, (str, bytes)) else None
@@ -1159,10 +1175,9 @@ class PreparedSSCursor(_PreparedMixin, SSCursor):
             return []
         conn = self._get_conn()
         if not conn._is_owner(self):
-            self._streaming = False
             if not conn.open:
-                raise InterfaceError(0, "the connection was closed while the unbuffered "
-                                        "cursor's rows were being read")
+                raise _lost_rows_error(conn)
+            self._streaming = False
             return []
         core = conn._conn
         if core.rows_pending:           # the server sent the rows without a cursor

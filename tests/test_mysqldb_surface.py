@@ -22,6 +22,7 @@ def _import_real_mysqldb():
         del sys.modules[name]
     try:
         import MySQLdb
+        import MySQLdb.connections  # noqa: F401 (REAL.connect imports it lazily)
         import MySQLdb.cursors
         import MySQLdb.times   # noqa: F401
         return MySQLdb
@@ -43,12 +44,21 @@ def MySQLdb():
     saved = {k: v for k, v in sys.modules.items() if k == "MySQLdb" or k.startswith("MySQLdb.")}
     module = mysqlc.install_as_MySQLdb()
     assert module is not REAL and getattr(module, "mysqlc_version", None)
+    assert REAL.connections.Connection is not mysqlc.Connection
     try:
         yield module
     finally:
         for name in [k for k in sys.modules if k == "MySQLdb" or k.startswith("MySQLdb.")]:
             del sys.modules[name]
         sys.modules.update(saved)
+
+
+def _connect(module, **kwargs):
+    """A connection of `module`.  REAL.connect would import ``MySQLdb.connections`` at
+    call time, which is mysqlc's while it is installed: use the real class itself."""
+    if module is REAL:
+        return REAL.connections.Connection(**kwargs)
+    return module.connect(**kwargs)
 
 
 def outcome(fn, *args):
@@ -97,7 +107,7 @@ CLOSED_OPS = [
 def test_closed_connection_as_mysqlclient(MySQLdb, conn_kwargs, name, op):
     results = []
     for module in (REAL, MySQLdb):
-        c = module.connect(**conn_kwargs)
+        c = _connect(module, **conn_kwargs)
         cur = c.cursor()                  # a cursor made before close()
         c.close()
         results.append((outcome(op, c), outcome(cur.execute, "SELECT 1"),
@@ -110,7 +120,7 @@ def test_closed_connection_as_mysqlclient(MySQLdb, conn_kwargs, name, op):
 def test_close_twice_as_mysqlclient(MySQLdb, conn_kwargs):
     seen = []
     for module in (REAL, MySQLdb):
-        c = module.connect(**conn_kwargs)
+        c = _connect(module, **conn_kwargs)
         seen.append((outcome(c.close), outcome(c.close), outcome(c.close)))
     assert seen[1] == seen[0] == (("ok", None), ("OperationalError", (2006, "")),
                                   ("OperationalError", (2006, "")))
@@ -120,7 +130,7 @@ def test_closed_connection_after_failed_statement(MySQLdb, conn_kwargs):
     # close() sends COM_QUIT, which clears the last error: the message is ''
     seen = []
     for module in (REAL, MySQLdb):
-        c = module.connect(**conn_kwargs)
+        c = _connect(module, **conn_kwargs)
         first = outcome(c.cursor().execute, "SELEC 1")
         c.close()
         seen.append((first[0], first[1][0], outcome(c.cursor().execute, "SELECT 1")))
@@ -128,7 +138,7 @@ def test_closed_connection_after_failed_statement(MySQLdb, conn_kwargs):
 
 
 def _killed_sequence(module, conn_kwargs, root, steps):
-    c = module.connect(**conn_kwargs)
+    c = _connect(module, **conn_kwargs)
     _kill(root, c)
     return [(name, outcome(step, c)) for name, step in steps]
 
@@ -172,7 +182,7 @@ def test_killed_connection_as_mysqlclient(MySQLdb, conn_kwargs, root_conn_kwargs
 def test_wait_timeout_as_mysqlclient(MySQLdb, conn_kwargs):
     seen = []
     for module in (REAL, MySQLdb):
-        c = module.connect(**conn_kwargs)
+        c = _connect(module, **conn_kwargs)
         c.cursor().execute("SET SESSION wait_timeout = 1")
         time.sleep(2.5)
         first = outcome(c.cursor().execute, "SELECT 1")
@@ -192,7 +202,7 @@ def test_wait_timeout_as_mysqlclient(MySQLdb, conn_kwargs):
 def test_cursor_of_closed_connection(MySQLdb, conn_kwargs):
     seen = []
     for module in (REAL, MySQLdb):
-        c = module.connect(**conn_kwargs)
+        c = _connect(module, **conn_kwargs)
         cur = c.cursor()
         cur.execute("SELECT 1")
         c.close()
@@ -201,6 +211,40 @@ def test_cursor_of_closed_connection(MySQLdb, conn_kwargs):
                      outcome(cur.callproc, "p", (1,))))
     assert seen[1] == seen[0]
     assert seen[0][1] == ("OperationalError", (2006, ""))
+
+
+def test_unbuffered_cursor_of_closed_connection(MySQLdb, conn_kwargs):
+    seen = []
+    for module in (REAL, MySQLdb):
+        c = _connect(module, **conn_kwargs)
+        cur = c.cursor(module.cursors.SSCursor)
+        cur.execute("SELECT seq FROM seq_1_to_100000")
+        first = cur.fetchone()
+        c.close()
+        # the rows are lost: every fetch says so, none returns an empty end
+        seen.append((first, outcome(cur.fetchone), outcome(cur.fetchall),
+                     outcome(cur.fetchmany, 5)))
+    assert seen[1] == seen[0]
+    assert seen[0][1] == ("OperationalError", (2006, ""))
+
+
+def test_unbuffered_cursor_killed_mid_stream(MySQLdb, conn_kwargs, root_conn_kwargs):
+    seen = []
+    root = mysqlc.connect(**root_conn_kwargs)
+    try:
+        for module in (REAL, MySQLdb):
+            c = _connect(module, **conn_kwargs)
+            cur = c.cursor(module.cursors.SSCursor)
+            cur.execute("SELECT seq, REPEAT('x', 1000) FROM seq_1_to_100000")
+            cur.fetchone()
+            _kill(root, c)
+            r = outcome(lambda: len(cur.fetchall()))
+            seen.append((r, c.errno(), c.error(), c.sqlstate()))
+            c.close()
+    finally:
+        root.close()
+    assert seen[1] == seen[0]
+    assert seen[0][1] == 2013
 
 
 def test_sqlalchemy_is_disconnect_for_each_case(MySQLdb, conn_kwargs, root_conn_kwargs):
@@ -266,7 +310,7 @@ FAILING = [
 
 
 def _last_error_trace(module, conn_kwargs, prepared=False):
-    c = module.connect(**conn_kwargs)
+    c = _connect(module, **conn_kwargs)
     cur = c.cursor(prepared=True) if prepared else c.cursor()
     trace = [("fresh", c.errno(), c.error(), c.sqlstate())]
     for sql in FAILING:
@@ -274,8 +318,9 @@ def _last_error_trace(module, conn_kwargs, prepared=False):
         trace.append((sql, r[0], c.errno(), c.error(), c.sqlstate()))
         cur.execute("SELECT 1")
         trace.append(("ok", c.errno(), c.error(), c.sqlstate()))
-    # an error mysqlc/mysqlclient detect before sending leaves the record alone
+    # execute() clears the record first, even when its parameters then do not format
     outcome(cur.execute, "SELEC 2")
+    trace.append(("error", c.errno(), c.sqlstate()))
     outcome(cur.execute, "SELECT %s, %s", (1,))
     trace.append(("format error", c.errno(), c.sqlstate()))
     c.commit()
@@ -316,7 +361,7 @@ def table(conn):
 
 
 def _executed_trace(module, conn_kwargs, prepared=False):
-    c = module.connect(**conn_kwargs)
+    c = _connect(module, **conn_kwargs)
     cur = c.cursor(prepared=True) if prepared else c.cursor()
     trace = []
     cur.execute("SELECT %s, %s", (1, "it's"))
@@ -382,7 +427,7 @@ def test_executed_callproc_as_mysqlclient(MySQLdb, conn_kwargs, conn):
     try:
         seen = []
         for module in (REAL, MySQLdb):
-            c = module.connect(**conn_kwargs)
+            c = _connect(module, **conn_kwargs)
             cur = c.cursor()
             assert cur.callproc("surface_p", (5, "hi")) == (5, "hi")
             executed = cur._executed
@@ -403,7 +448,7 @@ def test_callproc_name_is_one_identifier(MySQLdb, conn_kwargs, conn):
     # a name with a backquote is quoted (doubled), not spliced into the SQL
     seen = []
     for module in (REAL, MySQLdb):
-        c = module.connect(**conn_kwargs)
+        c = _connect(module, **conn_kwargs)
         r = outcome(c.cursor().callproc, "x`; DROP TABLE t; --", (1,))
         seen.append((r[0], r[1][0]))
         c.close()

@@ -99,7 +99,7 @@ def _busy():
 
 #: ``(errno, message, sqlstate)`` of a connection whose last command succeeded
 #: (mysqlclient's ``errno()``, ``error()``, ``sqlstate()`` then give these).
-_NO_ERROR = (0, "", "00000")
+_NO_ERROR = cursors._NO_ERROR
 
 
 def _file_chunks(path):

@@ -100,7 +100,11 @@ CLOSED_OPS = [
     ("sqlstate", lambda c: c.sqlstate()),
     ("escape_string", lambda c: c.escape_string("a'b")),
     ("literal", lambda c: c.literal("a")),
-]
+    ("string_literal", lambda c: c.string_literal("a")),
+] + [(name, (lambda name: lambda c: getattr(c, name)())(name)) for name in (
+    "get_autocommit", "character_set_name", "get_character_set_info", "get_server_info",
+    "get_host_info", "get_proto_info", "thread_id", "field_count", "insert_id",
+    "affected_rows", "warning_count", "info")]
 
 
 @pytest.mark.parametrize("name,op", CLOSED_OPS, ids=[n for n, _ in CLOSED_OPS])
@@ -113,7 +117,7 @@ def test_closed_connection_as_mysqlclient(MySQLdb, conn_kwargs, name, op):
         results.append((outcome(op, c), outcome(cur.execute, "SELECT 1"),
                         outcome(lambda: type(c.cursor()).__name__)))
     assert results[1] == results[0]
-    if name not in ("escape_string", "literal"):
+    if name not in ("escape_string", "literal", "string_literal"):
         assert results[1][0] == ("OperationalError", (2006, ""))
 
 

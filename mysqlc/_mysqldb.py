@@ -55,8 +55,7 @@ offers (``Cursor.mogrify``; ``with connection`` closing the connection, from
 claimed.
 
 Differences from mysqlclient that remain (see also :mod:`mysqlc.connections`):
-``Connection.stat()``,
-``change_user()``, ``errno()``/``error()`` are not implemented; buffered results
+``Connection.stat()`` and ``change_user()`` are not implemented; buffered results
 left unread are drained before the next statement instead of raising
 "Commands out of sync" (unbuffered ones do raise it, as in mysqlclient).
 """

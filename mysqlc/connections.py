@@ -15,7 +15,7 @@ import re
 import weakref
 
 from . import _charsets, _infile_sql, _optionfile, _secure, cursors
-from .constants import CLIENT, SERVER_STATUS
+from .constants import CLIENT, CR, SERVER_STATUS
 from .converters import _require_core, _split_conv, _str_fallback, conversions
 from .errors import (
     DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
@@ -102,6 +102,11 @@ def _busy():
     return ProgrammingError(
         0, "this connection is being used by another thread; connections cannot be "
         "shared between threads at once (threadsafety = 1)")
+
+
+#: ``(errno, message, sqlstate)`` of a connection whose last command succeeded
+#: (mysqlclient's ``errno()``, ``error()``, ``sqlstate()`` then give these).
+_NO_ERROR = cursors._NO_ERROR
 
 
 def _file_chunks(path):
@@ -474,6 +479,13 @@ class Connection:
     NotSupportedError = NotSupportedError
 
     _conn = None
+    #: True once close() was called (until ping(reconnect=True) reconnects)
+    _closed = False
+    #: the message of OperationalError(2006, ...) after close(): mysqlclient's is
+    #: ``mysql_error()`` of the closed handle ('' after an orderly close)
+    _closed_message = ""
+    #: (errno, message, sqlstate or None) of the last command (see errno())
+    _last_error = _NO_ERROR
 
     def __init__(self, host=None, user=None, password=None, database=None, port=0,
                  unix_socket=None, *, passwd=None, db=None, charset=None,
@@ -597,6 +609,8 @@ class Connection:
         self._conn = core
         self._owner = None
         self._max_allowed_packet = None
+        self._closed = False
+        self._last_error = _NO_ERROR
         local = self.host == "localhost"
         # libmysqlclient: "localhost" (or no host) is the unix socket unless
         # protocol=tcp; protocol=socket uses the socket whatever the host
@@ -714,10 +728,16 @@ class Connection:
         of `sql` is consumed.
         """
         core = self._conn
+        if self._closed:
+            raise self._closed_error()
         if not self._lock.acquire(False):
             raise _busy()
         try:
+            self._last_error = _NO_ERROR
             return self._internal_query_locked(core, sql)
+        except Error as exc:
+            self._note_error(exc)
+            raise
         finally:
             self._lock.release()
 
@@ -786,7 +806,8 @@ class Connection:
     def commit(self):
         """Commit the current transaction (``COMMIT``).
 
-        Raises InterfaceError(0, "connection is closed") on a closed connection.
+        Raises OperationalError(2006, ...) on a closed or lost connection (as
+        mysqlclient: '' after close(), "Server has gone away" once lost).
         """
         self._internal_query(b"COMMIT")
 
@@ -799,12 +820,127 @@ class Connection:
         self._internal_query(b"BEGIN")
 
     def close(self):
-        """Close the connection (COM_QUIT, then the socket).  Idempotent."""
+        """Close the connection (COM_QUIT, then the socket).
+
+        Raises
+        ------
+        OperationalError
+            ``(2006, message)`` when the connection was already closed with
+            close(), as mysqlclient (``message`` is '' or, when the connection had
+            been lost before the first close(), that loss's message).  Closing a
+            connection that was lost (but not closed) succeeds.
+        """
         core = self._conn
+        if self._closed:
+            raise self._closed_error()
         if core is not None:
+            was_open = core.open
             core.close()   # ProgrammingError while another thread uses it: nothing changes
             self._owner = None
             self._stmt_cache.clear()   # statements die with the connection
+            self._closed = True
+            # libmysqlclient's COM_QUIT clears the last error; on a lost connection
+            # nothing is sent and the message of the loss stays
+            self._closed_message = "" if was_open else self._last_error[1]
+
+    def _closed_error(self):
+        """OperationalError(2006, ...) for a connection closed with close(): what
+        mysqlclient raises for every command on it (CR_SERVER_GONE_ERROR)."""
+        return OperationalError(CR.CR_SERVER_GONE_ERROR, self._closed_message)
+
+    def _check_closed(self):
+        if self._closed:
+            raise self._closed_error()
+
+    def _note_error(self, exc):
+        """Record `exc` (a mysqlc Error) as the last error of the connection when it
+        carries an error number (server ER_*, client CR_*); errors mysqlc detects
+        itself before sending anything (errno 0) leave the record alone, as
+        libmysqlclient never sees them."""
+        args = exc.args
+        if len(args) >= 2 and type(args[0]) is int and args[0]:
+            self._last_error = (args[0], str(args[1]), getattr(exc, "sqlstate", None))
+
+    def _core_last_error(self):
+        """(errno, message, sqlstate) from the core's own record of the last error
+        (attributes ``last_errno``, ``last_error``, ``last_sqlstate``) when the core
+        keeps one; else None."""
+        core = self._conn
+        errno = getattr(core, "last_errno", None)
+        if errno is None:
+            return None
+        return (errno, getattr(core, "last_error", "") or "",
+                getattr(core, "last_sqlstate", None) or ("00000" if not errno else "HY000"))
+
+    def errno(self):
+        """Error number of the last command (int), 0 when it succeeded
+        (mysqlclient's ``_mysql`` method: server ``ER_*`` or client ``CR_*``
+        numbers; errors mysqlc detects before sending, such as a wrong number of
+        parameters, do not change it).
+
+        Raises OperationalError(2006) on a connection closed with close()."""
+        self._check_closed()
+        core_error = self._core_last_error()
+        if core_error is not None and core_error[0]:
+            return core_error[0]
+        return self._last_error[0]
+
+    def error(self):
+        """Message of the last command's error (str), '' when it succeeded
+        (mysqlclient's ``_mysql`` method).  Raises OperationalError(2006) on a
+        connection closed with close()."""
+        self._check_closed()
+        core_error = self._core_last_error()
+        if core_error is not None and core_error[0]:
+            return core_error[1]
+        return self._last_error[1]
+
+    def sqlstate(self):
+        """SQLSTATE of the last command's error (5-character str), ``"00000"`` when
+        it succeeded (mysqlclient's ``_mysql`` method); client errors (2000-2999)
+        give ``"HY000"`` as libmysqlclient does.
+
+        The SQLSTATE comes from the exception (``exc.sqlstate``) or the core when
+        they carry it; otherwise it is read once from the server's diagnostics
+        area (``GET DIAGNOSTICS``), which still describes the failed statement
+        when no other statement ran since; ``"HY000"`` when that is not possible.
+        Raises OperationalError(2006) on a connection closed with close()."""
+        self._check_closed()
+        core_error = self._core_last_error()
+        if core_error is not None and core_error[0]:
+            return core_error[2]
+        errno, message, state = self._last_error
+        if not errno:
+            return "00000"
+        if state is None:
+            state = "HY000"
+            if not 2000 <= errno < 3000 and self._conn.open:
+                state = self._diagnostics_sqlstate(errno) or state
+            self._last_error = (errno, message, state)
+        return state
+
+    def _diagnostics_sqlstate(self, errno):
+        """RETURNED_SQLSTATE of the server's first diagnostics condition when its
+        MYSQL_ERRNO is `errno` (the error recorded in Python), else None."""
+        core = self._conn
+        if not self._lock.acquire(False):
+            return None
+        try:
+            if core.rows_pending or core.more_results or core.cursor_open:
+                return None     # a result is being read: no statement can run now
+            self._internal_query_locked(
+                core, b"GET DIAGNOSTICS CONDITION 1 @_mysqlc_sqlstate = RETURNED_SQLSTATE,"
+                      b" @_mysqlc_errno = MYSQL_ERRNO")
+            rows = self._internal_query_locked(
+                core, b"SELECT @_mysqlc_sqlstate, @_mysqlc_errno")
+        except Error:
+            return None
+        finally:
+            self._lock.release()
+        if rows and rows[0][1] is not None and int(rows[0][1]) == errno and rows[0][0]:
+            state = rows[0][0]
+            return state.decode("ascii") if isinstance(state, bytes) else str(state)
+        return None
 
     @property
     def open(self):
@@ -837,6 +973,7 @@ class Connection:
 
     def get_autocommit(self):
         """True when the server reports autocommit mode (SERVER_STATUS_AUTOCOMMIT)."""
+        self._check_closed()
         return bool(self._conn.server_status & SERVER_STATUS.SERVER_STATUS_AUTOCOMMIT)
 
     @property
@@ -862,10 +999,16 @@ class Connection:
             The server is gone and `reconnect` is False (or reconnecting failed).
         """
         try:
+            self._check_closed()
             core = self._conn
-            if core.open:
-                self._discard_pending()
-            core.ping()
+            self._last_error = _NO_ERROR
+            try:
+                if core.open:
+                    self._discard_pending()
+                core.ping()
+            except Error as exc:
+                self._note_error(exc)
+                raise
         except (OperationalError, InterfaceError):
             if not reconnect:
                 raise
@@ -874,8 +1017,14 @@ class Connection:
 
     def select_db(self, db):
         """Make `db` (str or bytes) the default database (COM_INIT_DB)."""
-        self._discard_pending()
-        self._conn.select_db(_to_bytes(db, self.encoding, "db"))
+        self._check_closed()
+        self._last_error = _NO_ERROR
+        try:
+            self._discard_pending()
+            self._conn.select_db(_to_bytes(db, self.encoding, "db"))
+        except Error as exc:
+            self._note_error(exc)
+            raise
         self.database = self.db = db
 
     def set_sql_mode(self, sql_mode):
@@ -915,11 +1064,13 @@ class Connection:
 
     def character_set_name(self):
         """The connection character set name (as given, lower case)."""
+        self._check_closed()
         return self.charset
 
     def get_character_set_info(self):
         """Dict with ``name``, ``collation``, ``mbminlen``, ``mbmaxlen``, ``comment``
         and ``dir`` of the connection character set (mysqlclient's keys)."""
+        self._check_closed()
         collation = self.collation
         if not collation:
             default_id = _charsets.CHARSETS[self.charset][0]
@@ -940,10 +1091,12 @@ class Connection:
         Also available as the attribute :attr:`server_version` (PyMySQL's name);
         ``_server_version`` is mysqlclient's ``(major, minor)`` tuple.
         """
+        self._check_closed()
         return self.server_version
 
     def get_host_info(self):
         """``"Localhost via UNIX socket"`` or ``"<host> via TCP/IP"`` (mysqlclient's form)."""
+        self._check_closed()
         if getattr(self, "_use_socket", False):
             return "Localhost via UNIX socket"
         host = "127.0.0.1" if self.host == "localhost" else self.host
@@ -951,10 +1104,12 @@ class Connection:
 
     def get_proto_info(self):
         """Protocol version from the handshake (10)."""
+        self._check_closed()
         return self._conn.protocol_version
 
     def thread_id(self):
         """The server's connection id (for ``KILL``)."""
+        self._check_closed()
         return self._conn.thread_id
 
     def kill(self, thread_id):
@@ -976,23 +1131,28 @@ class Connection:
     def field_count(self):
         """Number of columns of the last statement's result (0 for statements
         without a result set)."""
+        self._check_closed()
         return self._conn.field_count
 
     def insert_id(self):
         """AUTO_INCREMENT id generated by the last statement that returned OK."""
+        self._check_closed()
         return self._conn.insert_id
 
     def affected_rows(self):
         """Rows affected by the last statement (rows read, for a result set)."""
+        self._check_closed()
         return self._conn.affected_rows
 
     def warning_count(self):
         """Number of warnings of the last statement."""
+        self._check_closed()
         return self._conn.warning_count
 
     def info(self):
         """The info string of the last OK packet (e.g. ``"Records: 3  Duplicates: 0
         Warnings: 0"``), or None."""
+        self._check_closed()
         return self._conn.info
 
     # ------------------------------------------------------------ literals

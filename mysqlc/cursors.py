@@ -26,21 +26,25 @@ from collections.abc import Mapping
 from itertools import chain
 
 from .converters import _str_fallback_args
-from .errors import InterfaceError, NotSupportedError, OperationalError, ProgrammingError
+from .errors import (
+    Error, NotSupportedError, OperationalError, ProgrammingError,
+)
 
 __all__ = ["BaseCursor", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",
            "PreparedCursor", "PreparedDictCursor", "PreparedSSCursor",
            "PreparedSSDictCursor", "prepared_variant", "RE_INSERT_VALUES"]
 
 #: ``executemany`` rewrites ``INSERT``/``REPLACE ... VALUES (row)`` into one
-#: multi-row statement.  Groups: ``prefix`` (up to and including ``VALUES``/
-#: ``VALUE``), ``values`` (the parenthesised row: ``%s`` / ``%(name)s``
-#: placeholders, and bare words, numbers or ``NOW()``-style calls between them)
-#: and ``postfix`` (an optional row alias ``AS ...`` and/or
-#: ``ON DUPLICATE KEY UPDATE ...``); a trailing ``;`` is dropped.  Operates on the
-#: encoded query (bytes).
+#: multi-row statement.  Groups, in mysqlclient's order (1, 2, 3): ``prefix`` (up
+#: to and including ``VALUES``/``VALUE``), ``values`` (the parenthesised row:
+#: ``%s`` / ``%(name)s`` placeholders, and bare words, numbers or ``NOW()``-style
+#: calls between them) and ``postfix`` (an optional row alias ``AS ...`` and/or
+#: ``ON DUPLICATE KEY UPDATE ...``); a trailing ``;`` is dropped.  A ``str``
+#: pattern, as mysqlclient's ``MySQLdb.cursors.RE_INSERT_VALUES`` (which matches
+#: only ``%s``/``%(name)s`` between the parentheses); ``executemany`` matches the
+#: encoded query with the same pattern compiled for bytes.
 RE_INSERT_VALUES = re.compile(
-    rb"""
+    r"""
     \A\s*
     (?P<prefix>(?:INSERT|REPLACE)\b.+?\bVALUES?\s*)
     (?P<values>
@@ -56,6 +60,12 @@ RE_INSERT_VALUES = re.compile(
     """,
     re.IGNORECASE | re.DOTALL | re.VERBOSE,
 )
+# The same pattern for the encoded query (the text is ASCII).
+_RE_INSERT_VALUES_BYTES = re.compile(RE_INSERT_VALUES.pattern.encode("ascii"),
+                                     RE_INSERT_VALUES.flags & ~re.UNICODE)
+
+#: what Connection.errno(), error(), sqlstate() report after a command that succeeded
+_NO_ERROR = (0, "", "00000")
 
 # A placeholder (or any %-directive other than %%) outside the VALUES row.
 _RE_PERCENT = re.compile(rb"%(?!%)")
@@ -67,6 +77,15 @@ def _busy():
     return ProgrammingError(
         0, "this connection is being used by another thread; connections cannot be "
         "shared between threads at once (threadsafety = 1)")
+
+
+def _lost_rows_error(conn):
+    """What fetching from an unbuffered cursor raises once its connection is closed:
+    mysqlclient's OperationalError(2006, ...) (the message as for any command on the
+    connection: '' after close(), "Server has gone away" after a loss)."""
+    if conn._closed:
+        return conn._closed_error()
+    return OperationalError(2006, "Server has gone away")
 
 
 def _has_placeholder(part):
@@ -153,7 +172,25 @@ class BaseCursor:
             raise ProgrammingError(0, "cursor closed")
         return conn
 
+    #: what the lazily built ``_executed`` is made from (see __getattr__)
+    _executed_from = None
+
+    def __getattr__(self, name):
+        # ``_executed`` of a bulk or prepared execute is the statement a mysqlclient
+        # user would see there (parameters as literals); it is built on first access
+        if name == "_executed":
+            source = self.__dict__.pop("_executed_from", None)
+            value = _render_executed(*source) if source is not None else None
+            self._executed = value
+            return value
+        raise AttributeError("%r object has no attribute %r" % (type(self).__name__, name))
+
+    def _set_executed_lazily(self, *source):
+        self.__dict__.pop("_executed", None)
+        self._executed_from = source
+
     def _clear(self):
+        self._executed_from = None
         self.description = None
         self.description_flags = None
         self.rowcount = -1
@@ -182,17 +219,23 @@ class BaseCursor:
 
     def _query(self, conn, sql):
         """Send `sql` (bytes) and buffer its first result; returns rowcount."""
+        if conn._closed:
+            raise conn._closed_error()
         lock = conn._lock
         if not lock.acquire(False):
             raise _busy()
         try:
             self._clear()
             core = conn._conn
+            conn._last_error = _NO_ERROR
             conn._discard_pending(self)
             conn._owner = weakref.ref(self)
             self._executed = sql
             self._read_result(core, core.query(sql))
             return self.rowcount
+        except Error as exc:
+            conn._note_error(exc)
+            raise
         finally:
             lock.release()
 
@@ -259,6 +302,9 @@ class BaseCursor:
             For errors the server reports (see :mod:`mysqlc.errors`).
         """
         conn = self._get_conn()
+        # mysqlclient's execute() first drains the connection (mysql_next_result),
+        # which clears the last error even when the parameters then fail to format
+        conn._last_error = _NO_ERROR
         if infile is None:
             return self._query(conn, self._format(conn, query, args))
         if not conn._local_infile:
@@ -322,7 +368,7 @@ class BaseCursor:
             qb = bytes(query)
         else:
             raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
-        m = RE_INSERT_VALUES.match(qb)
+        m = _RE_INSERT_VALUES_BYTES.match(qb)
         if m is not None:
             prefix, postfix = m.group("prefix"), m.group("postfix")
             if not _has_placeholder(prefix) and not _has_placeholder(postfix):
@@ -358,7 +404,10 @@ class BaseCursor:
             return None
         if any(len(r) != stmt.nparams for r in rows):
             return None
-        return _bulk_execute(self, conn, stmt, rows, exact=True)
+        total = _bulk_execute(self, conn, stmt, rows, exact=True)
+        if total is not None:
+            self._set_executed_lazily(self, conn, "many", query, rows)
+        return total
 
     def _executemany_rows(self, conn, prefix, values, postfix, rows):
         limit = conn._get_max_allowed_packet() - 1024   # headroom for the packet header
@@ -403,12 +452,13 @@ class BaseCursor:
         """
         conn = self._get_conn()
         name = procname.encode(conn.encoding) if isinstance(procname, str) else bytes(procname)
+        name = name.replace(b"`", b"``")   # quoted as one identifier, as mysqlclient 2.2+
         if args:
-            assignments = b",".join(b"@_%s_%d=%s" % (name, i, conn.literal(arg))
+            assignments = b",".join(b"@`_%s_%d`=%s" % (name, i, conn.literal(arg))
                                     for i, arg in enumerate(args))
             self._query(conn, b"SET " + assignments)
-        variables = b",".join(b"@_%s_%d" % (name, i) for i in range(len(args)))
-        self._query(conn, b"CALL " + name + b"(" + variables + b")")
+        variables = b",".join(b"@`_%s_%d`" % (name, i) for i in range(len(args)))
+        self._query(conn, b"CALL `" + name + b"`(" + variables + b")")
         return args
 
     def nextset(self):
@@ -431,7 +481,12 @@ class BaseCursor:
         executed = self._executed
         self._clear()
         self._executed = executed
-        field_count = core.next_result()
+        conn._last_error = _NO_ERROR
+        try:
+            field_count = core.next_result()
+        except Error as exc:
+            conn._note_error(exc)
+            raise
         if field_count < 0:
             return None
         self._read_result(core, field_count)
@@ -611,8 +666,11 @@ class BaseCursor:
     def setinputsizes(self, *args):
         """Does nothing (PEP 249)."""
 
-    def setoutputsizes(self, *args):
-        """Does nothing (PEP 249)."""
+    def setoutputsize(self, size, column=None):
+        """Does nothing (PEP 249's ``setoutputsize``)."""
+
+    #: the misspelt name of earlier mysqlc releases
+    setoutputsizes = setoutputsize
 
     def __enter__(self):
         return self
@@ -691,13 +749,16 @@ class SSCursor(BaseCursor):
             return []
         conn = self._get_conn()
         if not conn._is_owner(self):
+            if not conn.open:   # not an end of the rows: they are lost (every fetch says so)
+                raise _lost_rows_error(conn)
             self._streaming = False
-            if not conn.open:   # not an end of the rows: they are lost
-                raise InterfaceError(0, "the connection was closed while the unbuffered "
-                                        "cursor's rows were being read")
             return []
         core = conn._conn
-        rows = core.fetch(n, self._keys, max_bytes)
+        try:
+            rows = core.fetch(n, self._keys, max_bytes)
+        except Error as exc:
+            conn._note_error(exc)
+            raise
         if not core.rows_pending:
             self._streaming = False
             self.rowcount = self.rownumber + len(rows)
@@ -855,6 +916,73 @@ def _to_qmark(query, has_args=True):
     return bytes(out), (names or None)
 
 
+def _render_qmark(conn, sql, params):
+    """`sql` (bytes) with each ``?`` placeholder outside quotes and comments replaced
+    by the SQL literal of the next of `params` (bytes)."""
+    params = iter(params)
+
+    def literal(m):
+        if m.group(1) is None:
+            return m.group(0)
+        return conn.literal(next(params))
+    return _RE_QMARK_OUTSIDE_QUOTES.sub(literal, sql)
+
+
+def _render_one(cursor, conn, query, args):
+    if isinstance(query, str):
+        query = query.encode(conn.encoding)
+    query = bytes(query)
+    if args is None:
+        return query
+    if _uses_qmark(query):
+        return _render_qmark(conn, query, _normalize_args(args))
+    return cursor._format(conn, query, args)
+
+
+def _render_last_multirow(cursor, conn, query, rows):
+    """The last statement the text path of executemany sends for `rows` (the
+    INSERT/REPLACE `query` rewritten into multi-row statements below the packet
+    limit), or None when `query` is not such an INSERT."""
+    if isinstance(query, str):
+        query = query.encode(conn.encoding)
+    m = _RE_INSERT_VALUES_BYTES.match(bytes(query))
+    if m is None:
+        return None
+    prefix = m.group("prefix").replace(b"%%", b"%")
+    postfix = m.group("postfix").replace(b"%%", b"%")
+    limit = conn._get_max_allowed_packet() - 1024
+    if cursor.max_stmt_length:
+        limit = min(limit, cursor.max_stmt_length)
+    values = m.group("values")
+    parts, size = [], len(prefix) + len(postfix)
+    for params in rows:
+        v = cursor._format(conn, values, params)
+        if parts and size + 1 + len(v) > limit:
+            parts, size = [], len(prefix) + len(postfix)
+        size += len(v) + (1 if parts else 0)
+        parts.append(v)
+    return prefix + b",".join(parts) + postfix
+
+
+def _render_executed(cursor, conn, kind, query, args):
+    """Build ``cursor._executed`` for a statement that was not sent as SQL text:
+    what mysqlclient's cursor would have sent (parameters written as literals).
+    `kind` is "one" (`args`: the parameters of one execute) or "many" (`args`: the
+    rows of an executemany: the last multi-row INSERT, else the last row's
+    statement).  Falls back to the SQL as prepared when the rendering fails."""
+    try:
+        if kind == "many":
+            text = _render_last_multirow(cursor, conn, query, args)
+            if text is not None:
+                return text
+            return _render_one(cursor, conn, query, args[-1])
+        return _render_one(cursor, conn, query, args)
+    except Exception:
+        if isinstance(query, str):
+            query = query.encode(conn.encoding, "replace")
+        return bytes(query)
+
+
 def _bulk_execute(cursor, conn, stmt, rows, exact):
     """All of `rows` through COM_STMT_BULK_EXECUTE (MariaDB) as few commands as fit
     ``max_allowed_packet``; sets the cursor's results and returns the affected rows, or
@@ -865,14 +993,19 @@ def _bulk_execute(cursor, conn, stmt, rows, exact):
     max_payload = conn._get_max_allowed_packet() - 4096   # before taking the lock
     if cursor.max_stmt_length:
         max_payload = min(max_payload, cursor.max_stmt_length)
+    conn._check_closed()
     lock = conn._lock
     if not lock.acquire(False):
         raise _busy()
     try:
+        conn._last_error = _NO_ERROR
         conn._discard_pending(cursor)
         cursor._clear()
         total = conn._conn.stmt_bulk_execute(stmt.id, rows, max_payload=max_payload,
                                              encoding=conn.encoding, exact=exact)
+    except Error as exc:
+        conn._note_error(exc)
+        raise
     finally:
         lock.release()
     if total is not None:
@@ -901,8 +1034,14 @@ class _PreparedMixin:
         if stmt is not None:
             cache.move_to_end(sql)
             return stmt
-        conn._discard_pending(self)
-        sid, nparams, ncols = conn._conn.stmt_prepare(sql)
+        conn._check_closed()
+        conn._last_error = _NO_ERROR
+        try:
+            conn._discard_pending(self)
+            sid, nparams, ncols = conn._conn.stmt_prepare(sql)
+        except Error as exc:
+            conn._note_error(exc)
+            raise
         stmt = _Statement(sid, nparams, ncols)
         cache[sql] = stmt
         while len(cache) > max(conn.prepared_cache_size, 1):
@@ -925,6 +1064,7 @@ class _PreparedMixin:
             limit), is not smaller than ``max_allowed_packet``.
         """
         conn = self._get_conn()
+        conn._last_error = _NO_ERROR     # as BaseCursor.execute
         qcache = conn._qmark_cache
         key = (query, args is None)
         hit = qcache.get(key) if isinstance(query, (str, bytes)) else None
@@ -957,14 +1097,17 @@ class _PreparedMixin:
             raise ProgrammingError(
                 0, "wrong number of parameters: the statement has %d placeholders but "
                 "%d parameters were given" % (stmt.nparams, len(params)))
+        if conn._closed:
+            raise conn._closed_error()
         lock = conn._lock
         if not lock.acquire(False):
             raise _busy()
         try:
             self._clear()
+            conn._last_error = _NO_ERROR
             conn._discard_pending(self)
             conn._owner = weakref.ref(self)
-            self._executed = sql
+            self._set_executed_lazily(self, conn, "one", query, args)
             core = conn._conn
             if infile is not None:
                 conn._pending_infile = infile
@@ -977,6 +1120,9 @@ class _PreparedMixin:
             self._stmt = stmt
             self._read_result(core, field_count)
             return self.rowcount
+        except Error as exc:
+            conn._note_error(exc)
+            raise
         finally:
             lock.release()
 
@@ -1006,11 +1152,13 @@ class _PreparedMixin:
                         "but %d parameters were given" % (stmt.nparams, len(r)))
             total = _bulk_execute(self, conn, stmt, rows, exact=False)
             if total is not None:
+                self._set_executed_lazily(self, conn, "many", query, rows)
                 return total
         total = 0
         for params in rows:
             total += max(self.execute(query, params), 0)
         self.rowcount = total
+        self._set_executed_lazily(self, conn, "many", query, rows)
         return total
 
     _server_cursor = False
@@ -1048,10 +1196,9 @@ class PreparedSSCursor(_PreparedMixin, SSCursor):
             return []
         conn = self._get_conn()
         if not conn._is_owner(self):
-            self._streaming = False
             if not conn.open:
-                raise InterfaceError(0, "the connection was closed while the unbuffered "
-                                        "cursor's rows were being read")
+                raise _lost_rows_error(conn)
+            self._streaming = False
             return []
         core = conn._conn
         if core.rows_pending:           # the server sent the rows without a cursor

@@ -89,8 +89,9 @@ class Error(MySQLError):
 class InterfaceError(Error):
     """Errors related to the driver rather than the database.
 
-    Raised for example with ``(0, "connection is closed")`` when a closed
-    connection is used.
+    mysqlc raises it for conditions without an error number, e.g. an unusable
+    columnar reader.  A closed or lost connection raises
+    ``OperationalError(2006, ...)`` (CR_SERVER_GONE_ERROR), as mysqlclient.
     """
 
     __module__ = "mysqlc"

@@ -21,9 +21,11 @@ mysqlclient's API) and add:
   socket as the result is consumed.  As with mysqlclient, the connection can
   run nothing else until the streamed result is exhausted or closed
   (``ProgrammingError(2014)``, "Commands out of sync");
-* disconnect detection that also recognises mysqlc's own "connection is
-  closed" error (``InterfaceError(0, ...)``), besides the server and client
-  error numbers of the MySQL dialect (2006, 2013, 2014, 2045, 2055, 1927, 4031);
+* disconnect detection: mysqlc reports closed and lost connections with
+  mysqlclient's numbers (``OperationalError`` 2006 / 2013), which the MySQL
+  dialect's list (2006, 2013, 2014, 2045, 2055, 1927, 4031) recognises; the
+  ``InterfaceError(0, "connection is closed")`` of earlier mysqlc releases is
+  recognised too;
 * no ``SET NAMES`` round trip on every new connection: mysqlc sends the
   character set (and collation) in the handshake itself;
 * ``executemany`` of ``INSERT ... VALUES`` sent as multi-row statements by
@@ -60,12 +62,22 @@ class MySQLExecutionContext_mysqlc(MySQLExecutionContext_mysqldb):
 
 
 class MySQLCompiler_mysqlc(MySQLCompiler_mysqldb):
+    # The server takes no "?" in a window frame (ROWS BETWEEN ? PRECEDING ...: MariaDB
+    # cannot bind a frame offset), so the prepared dialect renders the offsets inline.
+    # SQLAlchemy 2.0 formats the frame in _format_frame_clause, where the bounds are
+    # part of the statement's cache key (literal_binds is right); 2.1 in
+    # visit_frame_clause with the bounds as bound parameters outside the cache key:
+    # literal_execute renders them into each execution's SQL (as the SQL Server
+    # dialect does), literal_binds would put the first values into the cached string.
     def _format_frame_clause(self, range_, **kw):
-        # The server takes no "?" in a window frame (ROWS BETWEEN ? PRECEDING ...);
-        # the bounds are part of the statement's cache key, so inline them.
         if self.dialect.prepared:
             kw["literal_binds"] = True
         return super()._format_frame_clause(range_, **kw)
+
+    def visit_frame_clause(self, frameclause, **kw):
+        if self.dialect.prepared:
+            kw["literal_execute"] = True
+        return super().visit_frame_clause(frameclause, **kw)
 
 
 class MySQLDialect_mysqlc(MySQLDialect_mysqldb):
@@ -126,9 +138,9 @@ class MySQLDialect_mysqlc(MySQLDialect_mysqldb):
     def is_disconnect(self, e, connection, cursor):
         if super().is_disconnect(e, connection, cursor):
             return True
-        # mysqlc reports use of a connection that it closed after a network
-        # error as InterfaceError(0, "connection is closed") (mysqlclient's
-        # message is empty, which the base class recognises).
+        # earlier mysqlc builds reported use of a closed connection as
+        # InterfaceError(0, "connection is closed"); it now raises mysqlclient's
+        # OperationalError(2006, ...), which the base class recognises.
         dbapi = self.loaded_dbapi
         return (isinstance(e, dbapi.InterfaceError) and len(e.args) >= 2
                 and e.args[0] == 0 and "closed" in str(e.args[1]))

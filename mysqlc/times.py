@@ -9,8 +9,10 @@ The ``*_or_None`` parsers are the decoders that ``mysqlc.converters.conversions`
 lists for the temporal column types.  The C core decodes these columns itself;
 the parsers exist for code that calls them directly or builds a ``conv`` dict
 from them, and they follow mysqlclient: a value that does not parse (zero dates
-such as ``0000-00-00``) gives ``None``; TIME gives a ``datetime.timedelta``
-(negative and beyond 24 hours allowed).  They accept ``str`` or ASCII ``bytes``.
+such as ``0000-00-00``) gives ``None``, one that is not text (``None``, a
+number) raises TypeError; TIME gives a ``datetime.timedelta`` (negative and
+beyond 24 hours allowed).  They accept ``str`` or ASCII ``bytes`` (mysqlclient's
+TIME parsers take ``str`` only).
 
 The ``*2literal`` encoders turn ``datetime`` / ``timedelta`` values into quoted
 SQL literals (``bytes``) with the signature ``(obj, conv)`` of MySQLdb encoders.
@@ -18,6 +20,7 @@ SQL literals (``bytes``) with the signature ``(obj, conv)`` of MySQLdb encoders.
 
 import datetime as _dt
 import time as _time
+from time import localtime   # MySQLdb.times has it at module level
 
 __all__ = [
     "Date", "Time", "Timestamp", "TimeDelta", "DateFromTicks", "TimeFromTicks",
@@ -25,6 +28,7 @@ __all__ = [
     "format_TIMEDELTA", "format_TIMESTAMP", "format_DATE", "format_TIME",
     "Date_or_None", "DateTime_or_None", "TimeDelta_or_None", "Time_or_None",
     "DateTime2literal", "DateTimeDelta2literal", "Date2literal", "Time2literal",
+    "localtime",
 ]
 
 Date = _dt.date
@@ -108,94 +112,131 @@ def _text(s):
     return s
 
 
-def _fraction(frac):
-    # "", "1", "123456", "1234567" -> microseconds (extra digits truncated)
+def _micros(frac):
+    """Microseconds of the fraction digits after the point: "" -> 0, "5" -> 500000,
+    "123456" -> 123456; None for 7 or more digits (as mysqlclient: more precision
+    than a ``datetime`` holds is not silently cut).  Raises ValueError for
+    non-digits."""
     if not frac:
         return 0
-    if not frac.isdigit():
-        raise ValueError(frac)
-    return int(frac[:6].ljust(6, "0"))
+    if len(frac) > 6:
+        return None
+    return int(frac) * 10 ** (6 - len(frac))
 
 
 def Date_or_None(s):
-    """Parse ``'YYYY-MM-DD'`` into ``datetime.date``; ``None`` if it does not parse
-    (``'0000-00-00'``, out-of-range fields, other text).
+    """Parse ``'YYYY-MM-DD'`` into ``datetime.date``, as mysqlclient: the fields are
+    read at their fixed positions (year ``[0:4]``, month ``[5:7]``, day ``[8:10]``;
+    anything after the day is ignored), and a value that does not parse
+    (``'0000-00-00'``, out-of-range fields, ``'2024-1-2'``, other text) gives
+    ``None``.
 
     Parameters
     ----------
     s : str or bytes
+
+    Raises
+    ------
+    TypeError
+        `s` is not text (``None``, a number), as in mysqlclient.
     """
     try:
         s = _text(s)
-        y, m, d = s[:10].split("-")
-        return _dt.date(int(y), int(m), int(d))
-    except (ValueError, TypeError, UnicodeDecodeError):
+        return _dt.date(int(s[:4]), int(s[5:7]), int(s[8:10]))
+    except (ValueError, UnicodeDecodeError):
         return None
 
 
 def DateTime_or_None(s):
-    """Parse ``'YYYY-MM-DD HH:MM:SS[.ffffff]'`` (``T`` also accepted as the
-    separator) into ``datetime.datetime``; a date alone gives ``datetime.date``
-    (as MySQLdb); ``None`` if it does not parse (zero dates).
+    """Parse ``'YYYY-MM-DD HH:MM:SS[.ffffff]'`` into ``datetime.datetime``, as
+    mysqlclient: fields at fixed positions (any separator character, ``T`` too),
+    trailing time fields may be missing (``'2024-01-02 03:04'`` is 03:04:00), 1-6
+    fraction digits; text of 10 characters or less is parsed by
+    :func:`Date_or_None` (a ``date``).  ``None`` when it does not parse (zero
+    dates, out-of-range fields, 7 or more fraction digits, ``'2024-01-02
+    3:04:05'``).
 
     Parameters
     ----------
     s : str or bytes
+
+    Raises
+    ------
+    TypeError
+        `s` is not text (``None``, a number), as in mysqlclient.
     """
     try:
         s = _text(s)
         if len(s) < 11:
             return Date_or_None(s)
-        date_part, time_part = s[:10], s[11:]
-        y, mo, d = date_part.split("-")
-        clock, _, frac = time_part.partition(".")
-        parts = clock.split(":")
-        if len(parts) != 3:
+        micros = _micros(s[20:])
+        if micros is None:
             return None
-        h, mi, sec = parts
-        return _dt.datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec),
-                            _fraction(frac))
-    except (ValueError, TypeError, UnicodeDecodeError):
+        return _dt.datetime(int(s[:4]), int(s[5:7]), int(s[8:10]),
+                            int(s[11:13] or 0), int(s[14:16] or 0), int(s[17:19] or 0),
+                            micros)
+    except (ValueError, UnicodeDecodeError):
         return None
+
+
+def _clock(s):
+    """``(h, m, s, microseconds)`` texts/number of ``'H:M:S[.ffffff]'``; raises
+    ValueError when it is not three ``:``-separated fields; microseconds None for
+    7 or more fraction digits."""
+    h, m, sec = s.split(":")
+    sec, dot, frac = sec.partition(".")
+    if dot and "." in frac:
+        raise ValueError(s)
+    return h, m, sec, _micros(frac)
 
 
 def TimeDelta_or_None(s):
     """Parse MySQL TIME text ``'[-]HHH:MM:SS[.ffffff]'`` into ``datetime.timedelta``
     (negative and beyond 24 hours allowed, as mysqlclient); ``None`` if it does
-    not parse.
+    not parse.  7 or more fraction digits give ``None`` (mysqlclient reads them
+    as a number of microseconds, a wrong value).
 
     Parameters
     ----------
     s : str or bytes
+
+    Raises
+    ------
+    TypeError
+        `s` is not text (``None``, a number), as in mysqlclient.
     """
     try:
-        s = _text(s).strip()
-        negative = s.startswith("-")
-        if negative:
-            s = s[1:]
-        clock, _, frac = s.partition(".")
-        h, m, sec = clock.split(":")
-        td = _dt.timedelta(hours=int(h), minutes=int(m), seconds=int(sec),
-                           microseconds=_fraction(frac))
+        h, m, sec, micros = _clock(_text(s))
+        if micros is None:
+            return None
+        negative = h.lstrip().startswith("-")
+        td = _dt.timedelta(hours=abs(int(h)), minutes=int(m), seconds=int(sec),
+                           microseconds=micros)
         return -td if negative else td
-    except (ValueError, TypeError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError):
         return None
 
 
 def Time_or_None(s):
     """Parse ``'HH:MM:SS[.ffffff]'`` into ``datetime.time``; ``None`` if it does not
-    parse or lies outside 00:00:00-23:59:59.
+    parse or lies outside 00:00:00-23:59:59 (as mysqlclient; 7 or more fraction
+    digits give ``None``).
 
     Parameters
     ----------
     s : str or bytes
+
+    Raises
+    ------
+    TypeError
+        `s` is not text (``None``, a number), as in mysqlclient.
     """
     try:
-        s = _text(s)
-        clock, _, frac = s.partition(".")
-        h, m, sec = clock.split(":")
-        return _dt.time(int(h), int(m), int(sec), _fraction(frac))
-    except (ValueError, TypeError, UnicodeDecodeError):
+        h, m, sec, micros = _clock(_text(s))
+        if micros is None:
+            return None
+        return _dt.time(int(h), int(m), int(sec), micros)
+    except (ValueError, UnicodeDecodeError):
         return None
 
 

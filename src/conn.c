@@ -291,7 +291,7 @@ static int conn_fill(mc_conn *c, size_t need) {
         return -1;
     }
     if (c->fd < 0) {
-        mc_raise(c->st->InterfaceError, 0, "connection is closed");
+        mc_raise(c->st->OperationalError, CR_SERVER_GONE_ERROR, "Server has gone away");
         return -1;
     }
     if (buf_make_room(&c->rbuf, &c->rcap, &c->rpos, &c->rend, need) < 0) return -1;
@@ -522,7 +522,7 @@ static int send_compressed(mc_conn *c, const unsigned char *data, size_t len) {
 static int conn_send(mc_conn *c, const unsigned char *prefix, size_t plen,
                      const unsigned char *data, size_t dlen) {
     if (c->fd < 0) {
-        mc_raise(c->st->InterfaceError, 0, "connection is closed");
+        mc_raise(c->st->OperationalError, CR_SERVER_GONE_ERROR, "Server has gone away");
         return -1;
     }
     size_t total = plen + dlen, sent = 0;
@@ -1174,7 +1174,7 @@ static int enter(mc_conn *c) {
         return -1;
     }
     if (c->fd < 0 && !c->replaying) {
-        mc_raise(c->st->InterfaceError, 0, "connection is closed");
+        mc_raise(c->st->OperationalError, CR_SERVER_GONE_ERROR, "Server has gone away");
         return -1;
     }
     c->in_use = 1;

@@ -392,8 +392,9 @@ def scripted(script, **kw):
 
 def assert_closed(c):
     assert c.open is False
-    with pytest.raises(mysqlc.InterfaceError):
+    with pytest.raises(mysqlc.OperationalError) as ei:   # CR_SERVER_GONE_ERROR, as mysqlclient
         c.query(b"SELECT 1")
+    assert ei.value.args == (2006, "Server has gone away")
 
 
 # =========================================================================== fault-injecting proxy

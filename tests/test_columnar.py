@@ -670,8 +670,9 @@ def test_reader_on_a_closed_connection_or_cursor_raises(conn_kwargs):
     c.close()
     with pytest.raises(mysqlc.InterfaceError, match="connection was closed"):
         reader.read_all()
-    with pytest.raises(mysqlc.InterfaceError, match="connection was closed"):
+    with pytest.raises(mysqlc.OperationalError) as ei:     # the cursor: as mysqlclient
         ss.fetchall()
+    assert ei.value.args == (2006, "")
     c = mysqlc.connect(**conn_kwargs)
     ss = c.cursor(mysqlc.cursors.SSCursor)
     ss.execute("SELECT seq FROM seq_1_to_1000")
@@ -709,7 +710,8 @@ def test_close_from_another_thread_during_a_read_changes_nothing(conn_kwargs):
         assert out == [500000]     # every row, never a silently shorter result
     else:   # close() came between two batches: the reader raised, it did not just stop
         assert not c.open and "connection was closed" in str(errors[0])
-    c.close()
+    with pytest.raises(mysqlc.OperationalError):   # closed already (mysqlclient raises too)
+        c.close()
 
 
 def test_polars_refuses_256_bit_decimals_clearly(conn):

@@ -103,9 +103,8 @@ def test_connection_close_makes_everything_fail(conn_kwargs):
     c = mysqlc.connect(**conn_kwargs)
     cur = c.cursor()
     c.close()
-    c.close()                                                  # idempotent
-    for op in (c.commit, c.rollback, lambda: cur.execute("SELECT 1"),
-               lambda: c.cursor().execute("SELECT 1")):
+    for op in (c.close, c.commit, c.rollback, lambda: cur.execute("SELECT 1"),
+               lambda: c.cursor().execute("SELECT 1")):       # as mysqlclient: 2006
         with pytest.raises(mysqlc.Error):
             op()
 

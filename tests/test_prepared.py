@@ -336,7 +336,8 @@ def test_statement_cache_evicts_and_closes_on_the_server(conn_kwargs):
         c.close()
         assert _global_prepared_count(mcur) == base     # statements die with the connection
     finally:
-        c.close()
+        if c.open:
+            c.close()
         monitor.close()
 
 

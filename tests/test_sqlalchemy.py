@@ -463,3 +463,17 @@ def test_reflection(engine):
     assert [fk.column.table.name for fk in post.foreign_keys] == ["sa_author"]
     with engine.connect() as conn:                     # a reflected table works in queries
         conn.execute(post.select().where(post.c.id < 0)).all()
+
+
+def test_window_frame_offsets_change_between_cached_executions(engine):
+    # MariaDB cannot bind a frame offset (ROWS BETWEEN ? FOLLOWING); the prepared
+    # dialect renders the offsets into each execution's SQL.  The statement is cached
+    # by SQLAlchemy once: the second offsets must not reuse the first ones' SQL.
+    seq = sa.select(sa.literal_column("seq")).select_from(
+        sa.text("seq_1_to_6")).subquery()
+    results = []
+    for rows in [(0, 1), (0, 3), (0, 1)]:
+        stmt = sa.select(sa.func.max(seq.c.seq).over(order_by=seq.c.seq, rows=rows))
+        with engine.connect() as conn:
+            results.append([r[0] for r in conn.execute(stmt)])
+    assert results == [[2, 3, 4, 5, 6, 6], [4, 5, 6, 6, 6, 6], [2, 3, 4, 5, 6, 6]]

@@ -139,7 +139,7 @@ class Connection(_connections.Connection):
     """
 
     default_cursor = cursors.Cursor
-    _closed = False
+    _pymysql_closed = False
     host = None
 
     def __init__(self, *, user=None, password="", host=None, database=None,
@@ -282,7 +282,7 @@ class Connection(_connections.Connection):
         if sock is not None:
             raise NotSupportedError(0, "connect(sock) is not supported: the C core "
                                        "opens its own socket")
-        self._closed = False
+        self._pymysql_closed = False
         core = self._conn
         if core is not None and core.open:
             core.close()
@@ -297,9 +297,9 @@ class Connection(_connections.Connection):
         Error
             ``Error("Already closed")`` when it was closed before (PyMySQL).
         """
-        if self._closed:
+        if self._pymysql_closed:
             raise Error("Already closed")
-        self._closed = True
+        self._pymysql_closed = True
         if self._conn is not None:
             super().close()
 

@@ -71,6 +71,14 @@ def _core_source(cursor):
     return conn._conn
 
 
+def _store_source(cursor):
+    """The ``_core.Store`` of a buffered cursor's result (its row packets, not yet decoded
+    into Python objects), else None."""
+    from ._core import Store
+    rows = cursor._rows
+    return rows if type(rows) is Store else None
+
+
 def _arrow_type(pa, desc, flags, decimal):
     """Arrow type of a column from its description 7-tuple and flags (for rows already
     decoded by a buffered cursor; the same mapping as the C core's)."""
@@ -201,6 +209,9 @@ class _Batches:
 
     def schema(self):
         self._check()
+        store = _store_source(self.cursor)
+        if store is not None:
+            return store.arrow_schema(decimal=self.decimal)
         core = _core_source(self.cursor)
         if core is not None:
             return core.arrow_schema(decimal=self.decimal)
@@ -231,6 +242,17 @@ class _Batches:
             return None
         self._check()
         n = self.batch_size
+        store = _store_source(self.cursor)
+        if store is not None:   # a buffered cursor's packets, straight into Arrow in C
+            cur = self.cursor
+            start = cur.rownumber or 0
+            if start >= len(store):
+                self.done = True
+                return None
+            schema, array, got = store.fetch_arrow(start, n, decimal=self.decimal)
+            cur.rownumber = start + got
+            self.progress.add(got)
+            return schema, array
         rows = self._python_rows(n)
         if rows:
             pa = _need("pyarrow", "columnar output of a buffered cursor")

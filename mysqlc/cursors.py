@@ -204,7 +204,13 @@ class BaseCursor:
         if field_count > 0:
             self.description = core.description
             self.description_flags = core.description_flags
-            rows = tuple(core.fetch(-1, self._row_keys(core)))
+            keys = self._row_keys(core)
+            # the rows, read off the socket and kept as their packets (a _core.Store: a
+            # sequence that decodes the rows it returns, and the columnar methods' source);
+            # decoded at once when decoding may run Python code (user converters)
+            rows = core.store(keys)
+            if rows is None:
+                rows = tuple(core.fetch(-1, keys))
             self._rows = rows
             self.rowcount = len(rows)
             self.lastrowid = 0
@@ -454,7 +460,7 @@ class BaseCursor:
             raise ProgrammingError(0, _NOT_EXECUTED)
         start = self.rownumber
         self.rownumber = len(rows)
-        return rows[start:] if start else rows
+        return rows[start:] if start or type(rows) is not tuple else rows
 
     def scroll(self, value, mode="relative"):
         """Move :attr:`rownumber` by `value` (``mode="relative"``) or to `value`

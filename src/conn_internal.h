@@ -85,6 +85,35 @@ PyObject *mc_conn_malformed(mc_conn *c, const char *what);
 /* COM_STMT_FETCH of up to n rows of the open server-side cursor; state becomes ST_ROWS */
 int mc_conn_cursor_fetch(mc_conn *c, uint32_t n);
 
+/* Decode one row packet of the current result (of c's plan) into a tuple, or a dict keyed by
+   `keys`; new reference or NULL (a malformed row closes c's socket, as fetch()). */
+PyObject *mc_conn_decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys);
+
+/* store.c: a buffered result kept as its row packets (mysqlc._core.Store).  `ctx` is no
+   Python object and has no socket: it holds the copy of the result's plan and column names
+   the row decoders and the columnar builder read. */
+typedef struct {
+    PyObject_HEAD
+    mc_conn ctx;
+    PyObject *keys;        /* tuple of dict keys (DictCursor) or NULL */
+    unsigned char *buf;    /* rows back to back: 4-byte LE payload length, payload */
+    size_t len, cap;
+    size_t *index;         /* byte offset of rows 0, 256, 512, ... */
+    size_t index_cap;
+    Py_ssize_t nrows;
+    Py_ssize_t pos_row;    /* position cache for sequential reads: row pos_row starts */
+    size_t pos_off;        /* at byte pos_off */
+} mc_store;
+
+PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds);
+/* byte offset of row `row` (0 <= row < nrows) in s->buf; no Python API */
+size_t mc_store_offset(mc_store *s, Py_ssize_t row);
+/* columnar.c: methods of the Store type */
+PyObject *mc_store_fetch_arrow(mc_store *s, PyObject *args, PyObject *kwds);
+PyObject *mc_store_arrow_schema(mc_store *s, PyObject *args, PyObject *kwds);
+/* columnar.c: strict UTF-8 check (as Python's decoder); 1 valid, 0 not */
+int mc_utf8_valid(const unsigned char *s, size_t n);
+
 /* columnar.c: methods of the Connection type */
 PyObject *mc_conn_fetch_arrow(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *mc_conn_arrow_schema(mc_conn *c, PyObject *args, PyObject *kwds);

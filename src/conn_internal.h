@@ -98,6 +98,7 @@ typedef struct {
     PyObject *keys;        /* tuple of dict keys (DictCursor) or NULL */
     unsigned char *buf;    /* rows back to back: 4-byte LE payload length, payload */
     size_t len, cap;
+    int mapped;            /* buf is an anonymous mapping (else from PyMem) */
     size_t *index;         /* byte offset of rows 0, 256, 512, ... */
     size_t index_cap;
     Py_ssize_t nrows;

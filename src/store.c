@@ -22,6 +22,8 @@
  * which the cursor then decodes at once with fetch().
  */
 #include "conn_internal.h"
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define STORE_INDEX_SHIFT 8
 
@@ -124,6 +126,11 @@ static int row_ok(const mc_conn *x, const unsigned char *p, size_t n) {
 
 /* ---------------------------------------------------------------- building */
 
+/* The byte store grows in place: below STORE_MAP_MIN in the Python allocator, above it in
+   an anonymous mapping that mremap() enlarges without copying (and that may use transparent
+   huge pages), so storing a result touches each of its pages once. */
+#define STORE_MAP_MIN ((size_t)1 << 18)
+
 static int store_reserve(mc_store *s, size_t extra) {
     if (s->cap - s->len >= extra) return 0;
     size_t need = s->len + extra;
@@ -133,11 +140,68 @@ static int store_reserve(mc_store *s, size_t extra) {
         if (cap > ((size_t)-1) / 2) { cap = need; break; }
         cap *= 2;
     }
+#ifdef MREMAP_MAYMOVE
+    if (cap >= STORE_MAP_MIN) {
+        void *nb;
+        if (s->mapped) {
+            nb = mremap(s->buf, s->cap, cap, MREMAP_MAYMOVE);
+        } else {
+            nb = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (nb != MAP_FAILED) {
+                if (s->len) memcpy(nb, s->buf, s->len);
+                PyMem_Free(s->buf);
+            }
+        }
+        if (nb == MAP_FAILED) { PyErr_NoMemory(); return -1; }
+#ifdef MADV_HUGEPAGE
+        (void)madvise(nb, cap, MADV_HUGEPAGE);
+#endif
+        s->buf = nb;
+        s->cap = cap;
+        s->mapped = 1;
+        return 0;
+    }
+#endif
     unsigned char *nb = PyMem_Realloc(s->buf, cap);
     if (!nb) { PyErr_NoMemory(); return -1; }
     s->buf = nb;
     s->cap = cap;
     return 0;
+}
+
+/* Give back the growth slack once the result is stored. */
+static void store_shrink(mc_store *s) {
+#ifdef MREMAP_MAYMOVE
+    if (s->mapped) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t keep = (s->len + page - 1) / page * page;
+        if (keep < page) keep = page;
+        if (keep < s->cap) {
+            void *nb = mremap(s->buf, s->cap, keep, 0);
+            if (nb != MAP_FAILED) { s->buf = nb; s->cap = keep; }
+        }
+        return;
+    }
+#endif
+    if (s->cap > s->len + (s->len >> 4) + 64) {
+        unsigned char *nb = PyMem_Realloc(s->buf, s->len ? s->len : 1);
+        if (nb) {
+            s->buf = nb;
+            s->cap = s->len ? s->len : 1;
+        }
+    }
+}
+
+static void store_free_buf(mc_store *s) {
+#ifdef MREMAP_MAYMOVE
+    if (s->mapped) {
+        munmap(s->buf, s->cap);
+        s->buf = NULL;
+        return;
+    }
+#endif
+    PyMem_Free(s->buf);
+    s->buf = NULL;
 }
 
 static int store_append(mc_store *s, const unsigned char *p, size_t n) {
@@ -233,13 +297,7 @@ PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds) {
         if (store_append(s, p, n) < 0) goto error;
         c->rows_read++;
     }
-    if (s->cap > s->len + (s->len >> 4) + 64) {   /* give back the growth slack */
-        unsigned char *nb = PyMem_Realloc(s->buf, s->len ? s->len : 1);
-        if (nb) {
-            s->buf = nb;
-            s->cap = s->len ? s->len : 1;
-        }
-    }
+    store_shrink(s);
     mc_conn_leave(c);
     return (PyObject *)s;
 error:
@@ -334,7 +392,7 @@ static void Store_dealloc(mc_store *s) {
     }
     Py_CLEAR(s->ctx.column_names);
     Py_CLEAR(s->keys);
-    PyMem_Free(s->buf);
+    store_free_buf(s);
     PyMem_Free(s->index);
     tp->tp_free((PyObject *)s);
     Py_DECREF(tp);

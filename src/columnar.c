@@ -1204,6 +1204,7 @@ PyObject *mc_store_fetch_arrow(mc_store *s, PyObject *args, PyObject *kwds) {
     if (limit < 0 || limit > left) limit = left;
     PyObject *ret = NULL, *sc = NULL, *ac = NULL;
     batch b;
+    mc_store_read_as_columns(s);
     if (batch_init(&b, &s->ctx, decimal_as) < 0) return NULL;
     if (limit > 0) {   /* the row count is known: allocate the fixed-width columns once */
         int rc = batch_grow(&b, limit < 1024 ? limit : -1);

@@ -73,6 +73,8 @@ typedef struct {
     int allow_cleartext;
     uint32_t ext_caps;     /* MariaDB extended capabilities agreed in the handshake */
     PyObject *meta_cache;  /* statement id -> tuple of column definition packets (bytes) */
+    int store_columnar;    /* store.c: the last Store read was read as columns (1) or as rows
+                              (0): whether store() decodes rows while it waits for the server */
 } mc_conn;
 
 /* conn.c functions columnar.c uses; same contracts as their static counterparts. */
@@ -104,11 +106,15 @@ typedef struct {
     Py_ssize_t nrows;
     Py_ssize_t pos_row;    /* position cache for sequential reads: row pos_row starts */
     size_t pos_off;        /* at byte pos_off */
+    PyObject *early;       /* list of rows 0.. decoded while store() waited for the server */
+    mc_conn *owner;        /* strong reference: told how the rows were read */
 } mc_store;
 
 PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds);
 /* byte offset of row `row` (0 <= row < nrows) in s->buf; no Python API */
 size_t mc_store_offset(mc_store *s, Py_ssize_t row);
+/* the rows are being read as columns: drop the early rows, tell the connection */
+void mc_store_read_as_columns(mc_store *s);
 /* columnar.c: methods of the Store type */
 PyObject *mc_store_fetch_arrow(mc_store *s, PyObject *args, PyObject *kwds);
 PyObject *mc_store_arrow_schema(mc_store *s, PyObject *args, PyObject *kwds);

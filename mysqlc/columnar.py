@@ -34,8 +34,10 @@ the row cursors give None for them (mysqlclient's behaviour).  User converters
 (``conv=``) do not apply to columnar output.
 
 Unbuffered cursors (``SSCursor`` and friends, what :func:`read_sql` uses) take the C path
-from the socket.  A buffered cursor has already turned its rows into Python objects in
-``execute()``; its columnar methods convert those rows with pyarrow (same types, slower).
+from the socket.  Buffered cursors keep their result's row packets (``_core.Store``) and
+take the C path from those; only a result decoded in ``execute()`` (a user converter
+applies to one of its columns, or a character set needs a Python codec) is converted from
+its Python rows with pyarrow (same types, slower).
 """
 
 import importlib

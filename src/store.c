@@ -131,6 +131,10 @@ static int row_ok(const mc_conn *x, const unsigned char *p, size_t n) {
    an anonymous mapping that mremap() enlarges without copying (and that may use transparent
    huge pages), so storing a result touches each of its pages once. */
 #define STORE_MAP_MIN ((size_t)1 << 18)
+/* (not under AddressSanitizer, so that it checks every access to the store) */
+#if defined(MREMAP_MAYMOVE) && !defined(__SANITIZE_ADDRESS__)
+#define STORE_USE_MAP 1
+#endif
 
 static int store_reserve(mc_store *s, size_t extra) {
     if (s->cap - s->len >= extra) return 0;
@@ -141,7 +145,7 @@ static int store_reserve(mc_store *s, size_t extra) {
         if (cap > ((size_t)-1) / 2) { cap = need; break; }
         cap *= 2;
     }
-#ifdef MREMAP_MAYMOVE
+#ifdef STORE_USE_MAP
     if (cap >= STORE_MAP_MIN) {
         void *nb;
         if (s->mapped) {
@@ -172,7 +176,7 @@ static int store_reserve(mc_store *s, size_t extra) {
 
 /* Give back the growth slack once the result is stored. */
 static void store_shrink(mc_store *s) {
-#ifdef MREMAP_MAYMOVE
+#ifdef STORE_USE_MAP
     if (s->mapped) {
         size_t page = (size_t)sysconf(_SC_PAGESIZE);
         size_t keep = (s->len + page - 1) / page * page;
@@ -194,7 +198,7 @@ static void store_shrink(mc_store *s) {
 }
 
 static void store_free_buf(mc_store *s) {
-#ifdef MREMAP_MAYMOVE
+#ifdef STORE_USE_MAP
     if (s->mapped) {
         munmap(s->buf, s->cap);
         s->buf = NULL;

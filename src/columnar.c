@@ -1225,7 +1225,7 @@ PyObject *mc_store_fetch_arrow(mc_store *s, PyObject *args, PyObject *kwds) {
         uselocale(old);
         Py_END_ALLOW_THREADS
     }
-    if (rc < 0) { raise_parse_error(&s->ctx, &b, rc); goto done; }
+    if (rc < 0) { raise_parse_error(&s->ctx, &b, rc); mc_store_distrust(s); goto done; }
     s->pos_row = row;
     s->pos_off = off;
     sc = make_schema_capsule(&s->ctx, &b);

@@ -1194,6 +1194,7 @@ PyObject *mc_conn_malformed(mc_conn *c, const char *what) { return malformed(c, 
 PyObject *mc_conn_decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys) {
     return decode_row(c, p, n, keys);
 }
+void mc_conn_close_socket(mc_conn *c) { conn_close_socket(c); }
 int mc_conn_cursor_fetch(mc_conn *c, uint32_t n) {
     unsigned char arg[8];
     for (int q = 0; q < 4; q++) arg[q] = (unsigned char)(c->cursor_stmt >> (8 * q));

@@ -90,6 +90,8 @@ int mc_conn_cursor_fetch(mc_conn *c, uint32_t n);
 /* Decode one row packet of the current result (of c's plan) into a tuple, or a dict keyed by
    `keys`; new reference or NULL (a malformed row closes c's socket, as fetch()). */
 PyObject *mc_conn_decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys);
+/* close c's socket (the stream is no longer trusted); no exception is set or changed */
+void mc_conn_close_socket(mc_conn *c);
 
 /* store.c: a buffered result kept as its row packets (mysqlc._core.Store).  `ctx` is no
    Python object and has no socket: it holds the copy of the result's plan and column names
@@ -113,6 +115,10 @@ typedef struct {
 PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds);
 /* byte offset of row `row` (0 <= row < nrows) in s->buf; no Python API */
 size_t mc_store_offset(mc_store *s, Py_ssize_t row);
+/* a stored row did not decode (the exception is set): close the connection that read it,
+   as the row decoders do for wire data that does not parse (not for a user converter's
+   error, which never reaches a store) */
+void mc_store_distrust(mc_store *s);
 /* the rows are being read as columns: drop the early rows, tell the connection */
 void mc_store_read_as_columns(mc_store *s);
 /* columnar.c: methods of the Store type */

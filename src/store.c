@@ -388,6 +388,16 @@ size_t mc_store_offset(mc_store *s, Py_ssize_t row) {
     return off;
 }
 
+void mc_store_distrust(mc_store *s) {
+    mc_conn *c = s->owner;
+    if (c->in_use || c->fd < 0) return;   /* busy in another thread, or closed already */
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    if (et && PyErr_GivenExceptionMatches(et, c->st->OperationalError))
+        mc_conn_close_socket(c);
+    PyErr_Restore(et, ev, tb);
+}
+
 static inline Py_ssize_t n_early(const mc_store *s) {
     return s->early ? PyList_GET_SIZE(s->early) : 0;
 }
@@ -406,7 +416,7 @@ static PyObject *store_rows(mc_store *s, Py_ssize_t start, Py_ssize_t stop) {
     for (; i < stop; i++) {
         size_t n = load_u32(s->buf + off);
         PyObject *row = mc_conn_decode_row(&s->ctx, s->buf + off + 4, n, s->keys);
-        if (!row) { Py_DECREF(out); return NULL; }
+        if (!row) { mc_store_distrust(s); Py_DECREF(out); return NULL; }
         PyTuple_SET_ITEM(out, i - start, row);
         off += 4 + n;
     }
@@ -425,7 +435,7 @@ static PyObject *store_item(mc_store *s, Py_ssize_t i) {
     size_t off = mc_store_offset(s, i);
     size_t n = load_u32(s->buf + off);
     PyObject *row = mc_conn_decode_row(&s->ctx, s->buf + off + 4, n, s->keys);
-    if (!row) return NULL;
+    if (!row) { mc_store_distrust(s); return NULL; }
     s->pos_row = i + 1;
     s->pos_off = off + 4 + n;
     return row;

@@ -177,6 +177,11 @@ class _Batches:
         self.live = core is not None
         self.result_id = core.result_id if core is not None else None
         self.rows, self.description = cursor._rows, cursor.description
+        if (core is None and not getattr(cursor, "_unbuffered", False)
+                and type(cursor._rows) is tuple and cursor.connection is not None):
+            # a buffered result decoded in execute(): the connection's next results are
+            # kept as packets for the columnar methods (see docs/columnar.md)
+            cursor.connection._conn.prefer_store()
 
     def _check(self):
         cur = self.cursor

@@ -2759,7 +2759,10 @@ static PyMethodDef Conn_methods[] = {
      "arrow_schema(decimal='decimal') -> schema capsule of the current result"},
     {"store", (PyCFunction)(void (*)(void))mc_conn_store, METH_VARARGS | METH_KEYWORDS,
      "store(keys=None) -> Store of all the current result's rows, read off the socket and"
-     " kept undecoded; None (nothing read) when decoding them may run Python code"},
+     " kept undecoded; None (nothing read) when decoding them may run Python code or the"
+     " connection's last Store was read as rows"},
+    {"prefer_store", (PyCFunction)mc_conn_prefer_store, METH_NOARGS,
+     "prefer_store(): store() keeps the next results (a columnar read happened)"},
     {NULL},
 };
 

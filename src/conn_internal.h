@@ -73,8 +73,9 @@ typedef struct {
     int allow_cleartext;
     uint32_t ext_caps;     /* MariaDB extended capabilities agreed in the handshake */
     PyObject *meta_cache;  /* statement id -> tuple of column definition packets (bytes) */
-    int store_columnar;    /* store.c: the last Store read was read as columns (1) or as rows
-                              (0): whether store() decodes rows while it waits for the server */
+    int rows_mode;         /* store.c: 1 once a Store was read as rows: store() then keeps
+                              nothing (rows are decoded in execute(), as before); 0 for a new
+                              connection and after a columnar read: store() keeps the packets */
 } mc_conn;
 
 /* conn.c functions columnar.c uses; same contracts as their static counterparts. */
@@ -108,18 +109,18 @@ typedef struct {
     Py_ssize_t nrows;
     Py_ssize_t pos_row;    /* position cache for sequential reads: row pos_row starts */
     size_t pos_off;        /* at byte pos_off */
-    PyObject *early;       /* list of rows 0.. decoded while store() waited for the server */
-    mc_conn *owner;        /* strong reference: told how the rows were read */
+    mc_conn *owner;        /* strong reference: told how the rows were read (rows_mode) */
 } mc_store;
 
 PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *mc_conn_prefer_store(mc_conn *c, PyObject *noargs);
 /* byte offset of row `row` (0 <= row < nrows) in s->buf; no Python API */
 size_t mc_store_offset(mc_store *s, Py_ssize_t row);
 /* a stored row did not decode (the exception is set): close the connection that read it,
    as the row decoders do for wire data that does not parse (not for a user converter's
    error, which never reaches a store) */
 void mc_store_distrust(mc_store *s);
-/* the rows are being read as columns: drop the early rows, tell the connection */
+/* the rows are being read as columns: the connection's next results are stored */
 void mc_store_read_as_columns(mc_store *s);
 /* columnar.c: methods of the Store type */
 PyObject *mc_store_fetch_arrow(mc_store *s, PyObject *args, PyObject *kwds);

@@ -22,7 +22,6 @@
  * which the cursor then decodes at once with fetch().
  */
 #include "conn_internal.h"
-#include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -231,9 +230,12 @@ static int store_append(mc_store *s, const unsigned char *p, size_t n) {
     return 0;
 }
 
-/* Results the store may hold: decoding them runs no Python code that could fail. */
+/* Results the store holds: decoding them runs no Python code that could fail, and the
+   connection's last stored result was not read as rows (see docs/columnar.md: a connection
+   whose results are read as rows decodes them in execute(), overlapping the decoding with
+   the transfer as before; one read as columns keeps the packets). */
 static int store_applies(const mc_conn *c) {
-    if (c->has_converters) return 0;
+    if (c->has_converters || c->rows_mode) return 0;
     for (Py_ssize_t i = 0; i < c->plan_len; i++)
         if (c->plan[i].kind == MC_DEC_STR_CODEC || c->plan[i].converter) return 0;
     return 1;
@@ -256,58 +258,6 @@ static int ctx_init(mc_store *s, mc_conn *c) {
     x->plan_len = c->plan_len;
     Py_XINCREF(c->column_names);
     x->column_names = c->column_names;
-    return 0;
-}
-
-/* Decoding while the server is still sending.  A row cursor's old path decoded each row
-   as it arrived, overlapping the decoding with the server's work; a store decodes after
-   the last row.  To keep that overlap for results that are read as rows, store() decodes
-   stored rows (into `early`) whenever the next packet is not yet there and the socket has
-   nothing to read -- time it would otherwise spend blocked in recv().  The connection
-   remembers how its last store was read: after a columnar read no rows are decoded early
-   (their objects would be wasted), after a row read they are again. */
-#define EARLY_CHUNK 64
-
-/* 1 when the next packet is whole in the receive buffer or bytes wait on the transport. */
-static int input_ready(mc_conn *c) {
-    size_t avail = c->rend - c->rpos;
-    if (avail >= 4 && avail >= 4 + (size_t)mc_load_u24(c->rbuf + c->rpos)) return 1;
-    if (c->replaying || c->fd < 0) return 1;
-    if (c->ssl && SSL_pending(c->ssl) > 0) return 1;
-    if (c->compress && c->zend > c->zpos) return 1;
-    struct pollfd pfd;
-    pfd.fd = c->fd;
-    pfd.events = POLLIN;
-    pfd.revents = 0;
-    return poll(&pfd, 1, 0) != 0;   /* ready, hung up, or an error: read() reports it */
-}
-
-/* Decode up to EARLY_CHUNK more stored rows into s->early.  A row that does not decode
-   stops the early decoding; its error is raised by the fetch that reaches it. */
-static int decode_early(mc_store *s, int *stop) {
-    if (!s->early) {
-        s->early = PyList_New(0);
-        if (!s->early) return -1;
-    }
-    Py_ssize_t from = PyList_GET_SIZE(s->early);
-    Py_ssize_t to = from + EARLY_CHUNK < s->nrows ? from + EARLY_CHUNK : s->nrows;
-    if (from >= to) return 0;
-    size_t off = mc_store_offset(s, from);
-    for (Py_ssize_t i = from; i < to; i++) {
-        size_t n = load_u32(s->buf + off);
-        PyObject *row = mc_conn_decode_row(&s->ctx, s->buf + off + 4, n, s->keys);
-        if (!row) {
-            PyErr_Clear();
-            *stop = 1;
-            break;
-        }
-        int rc = PyList_Append(s->early, row);
-        Py_DECREF(row);
-        if (rc < 0) return -1;
-        off += 4 + n;
-        s->pos_row = i + 1;
-        s->pos_off = off;
-    }
     return 0;
 }
 
@@ -339,16 +289,9 @@ PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds) {
     s->keys = keys;
     Py_INCREF((PyObject *)c);
     s->owner = c;
-    int early = !c->store_columnar;
     while (c->state == ST_ROWS) {
         const unsigned char *p;
         size_t n;
-        if (early && (s->early ? PyList_GET_SIZE(s->early) : 0) < s->nrows && !input_ready(c)) {
-            int stop = 0;
-            if (decode_early(s, &stop) < 0) goto error;
-            if (stop) early = 0;
-            continue;
-        }
         int r = mc_conn_next_row(c, &p, &n);
         if (r < 0) goto error;
         if (r == 0) break;
@@ -398,20 +341,13 @@ void mc_store_distrust(mc_store *s) {
     PyErr_Restore(et, ev, tb);
 }
 
-static inline Py_ssize_t n_early(const mc_store *s) {
-    return s->early ? PyList_GET_SIZE(s->early) : 0;
-}
-
-/* Rows [start, stop) as a tuple: the early ones as they are, the others decoded. */
+/* Rows [start, stop), decoded, as a tuple. */
 static PyObject *store_rows(mc_store *s, Py_ssize_t start, Py_ssize_t stop) {
     if (stop < start) stop = start;
     PyObject *out = PyTuple_New(stop - start);
     if (!out || stop == start) return out;
-    s->owner->store_columnar = 0;
-    Py_ssize_t i = start, ne = n_early(s);
-    for (; i < stop && i < ne; i++)
-        PyTuple_SET_ITEM(out, i - start, Py_NewRef(PyList_GET_ITEM(s->early, i)));
-    if (i == stop) return out;
+    s->owner->rows_mode = 1;
+    Py_ssize_t i = start;
     size_t off = mc_store_offset(s, i);
     for (; i < stop; i++) {
         size_t n = load_u32(s->buf + off);
@@ -430,8 +366,7 @@ static PyObject *store_item(mc_store *s, Py_ssize_t i) {
         PyErr_SetString(PyExc_IndexError, "row index out of range");
         return NULL;
     }
-    s->owner->store_columnar = 0;
-    if (i < n_early(s)) return Py_NewRef(PyList_GET_ITEM(s->early, i));
+    s->owner->rows_mode = 1;
     size_t off = mc_store_offset(s, i);
     size_t n = load_u32(s->buf + off);
     PyObject *row = mc_conn_decode_row(&s->ctx, s->buf + off + 4, n, s->keys);
@@ -441,14 +376,15 @@ static PyObject *store_item(mc_store *s, Py_ssize_t i) {
     return row;
 }
 
-/* A columnar read: the rows decoded early are not needed (they are dropped), and the
-   connection's next stores decode no rows early. */
-void mc_store_read_as_columns(mc_store *s) {
-    s->owner->store_columnar = 1;
-    Py_CLEAR(s->early);
-}
+/* A columnar read: the connection's next results are stored again. */
+void mc_store_read_as_columns(mc_store *s) { s->owner->rows_mode = 0; }
 
-static PyObject *Store_get_early(mc_store *s, void *x) { return PyLong_FromSsize_t(n_early(s)); }
+/* Connection.prefer_store(): a columnar read of a result decoded in execute() -- store the
+   next results. */
+PyObject *mc_conn_prefer_store(mc_conn *c, PyObject *noargs) {
+    c->rows_mode = 0;
+    Py_RETURN_NONE;
+}
 
 static Py_ssize_t Store_len(mc_store *s) { return s->nrows; }
 
@@ -488,7 +424,6 @@ static void Store_dealloc(mc_store *s) {
     }
     Py_CLEAR(s->ctx.column_names);
     Py_CLEAR(s->keys);
-    Py_CLEAR(s->early);
     Py_CLEAR(s->owner);
     store_free_buf(s);
     PyMem_Free(s->index);
@@ -509,8 +444,6 @@ static PyGetSetDef Store_getset[] = {
     {"nbytes", (getter)Store_get_nbytes, NULL,
      "bytes the store holds: the rows (each payload behind a 4-byte length), the index"
      " and the column plan", NULL},
-    {"early_rows", (getter)Store_get_early, NULL,
-     "rows decoded while store() waited for the server (kept until read)", NULL},
     {NULL},
 };
 

@@ -338,14 +338,12 @@ def test_memory_of_a_stored_result_stays_near_its_wire_size(conn, shape):
     data, _flags = _capture(conn, sql)
     wire = len(data)
     cur = conn.cursor()
-    cur.execute("SELECT 1")
-    cur.fetch_arrow_table()            # a columnar read: the next stores decode nothing early
     gc.collect()
     before = _rss()
     cur.execute(sql)
     grown = _rss() - before
     store = cur._rows
-    assert type(store) is _core.Store and store.early_rows == 0
+    assert type(store) is _core.Store
     assert store.nbytes <= wire * 1.02 + 65536
     assert grown <= wire * 1.5 + (4 << 20)
     # the eager path: Python objects for every value
@@ -361,29 +359,39 @@ def test_memory_of_a_stored_result_stays_near_its_wire_size(conn, shape):
         assert eager > 0.9 * store.nbytes
     t = cur.fetch_arrow_table()
     assert t.num_rows == len(rows)
-    assert cur._rows.early_rows == 0
 
 
-def test_rows_decoded_early_are_the_rows(conn):
-    """While execute() waits for the server it may decode stored rows already (the
-    overlap the row path had); what fetch returns is the same either way, and a columnar
-    read drops them and stops the connection's next stores from decoding early."""
-    sql = "SELECT seq, CONCAT('r', seq) AS s, seq / 7 AS d FROM seq_1_to_30000"
+def test_a_connection_read_as_rows_decodes_in_execute(conn):
+    """A new connection keeps its buffered results as packets; once one of them has been
+    read as rows, the next results are decoded in execute() (the old path: decoding
+    overlaps with the transfer, errors surface in execute()); a columnar read -- of a stored
+    result or of a decoded one -- switches back.  Values are the same either way."""
+    sql = "SELECT seq, CONCAT('r', seq) AS s, seq / 7 AS d FROM seq_1_to_3000"
     cur = conn.cursor()
-    cur.execute("SELECT 1")
-    cur.fetchall()                      # a row read: early decoding on
     cur.execute(sql)
-    store = cur._rows
-    assert 0 <= store.early_rows <= 30000
-    rows = cur.fetchall()
-    assert len(rows) == 30000 and rows[29999][1] == "r30000"
-    assert rows[:10] == store[:10]
-    cur.scroll(0, "absolute")
-    t = cur.fetch_arrow_table()
-    assert store.early_rows == 0 and t.num_rows == 30000
+    assert type(cur._rows) is _core.Store
     cur.execute(sql)
-    assert cur._rows.early_rows == 0
-    assert cur.fetchall() == rows
+    assert type(cur._rows) is _core.Store          # executing alone changes nothing
+    rows = cur.fetchall()                          # a row read
+    cur.execute(sql)
+    assert type(cur._rows) is tuple and cur.fetchall() == rows and cur.rowcount == 3000
+    other = conn.cursor(C.DictCursor)              # per connection, not per cursor
+    other.execute(sql)
+    assert type(other._rows) is tuple
+    t = other.fetch_arrow_table()                  # columnar read of decoded rows
+    assert t.column("s").to_pylist() == [r[1] for r in rows]
+    cur.execute(sql)
+    assert type(cur._rows) is _core.Store
+    t2 = cur.fetch_arrow_table()
+    assert t2.column("seq").to_pylist() == [r[0] for r in rows]
+    cur.execute(sql)
+    assert type(cur._rows) is _core.Store
+    cur.fetchmany(0)                               # nothing decoded: no row read
+    cur.execute(sql)
+    assert type(cur._rows) is _core.Store
+    assert cur.fetchone() == rows[0]
+    cur.execute(sql)
+    assert type(cur._rows) is tuple
 
 
 def test_store_is_a_read_only_sequence_of_rows(conn):

@@ -157,6 +157,10 @@ CONFIG_LIST = [
            "mysqlc"),
     Config("mysqlc_arrow_1_text", "mysqlc read_sql -> Arrow, 1 partition, protocol=text",
            "arrow", "mysqlc"),
+    Config("mysqlc_cursor_arrow", "mysqlc default Cursor: execute() + fetch_arrow_table()",
+           "arrow", "mysqlc"),
+    Config("mysqlc_prepared_cursor_arrow",
+           "mysqlc PreparedCursor: execute() + fetch_arrow_table()", "arrow", "mysqlc"),
     Config("cx_arrow_1", "connectorx read_sql -> Arrow, 1 partition", "arrow", "connectorx"),
     Config("cx_arrow_4", "connectorx read_sql -> Arrow, 4 partitions on id", "arrow",
            "connectorx"),
@@ -192,6 +196,21 @@ def make_reader(name, spec):
     """(read, describe): read() returns the result of one read of SQL; imports and any
     setup (a SQLAlchemy engine) happen here, outside the timed section."""
     dsn = spec["dsn"]
+    if name in ("mysqlc_cursor_arrow", "mysqlc_prepared_cursor_arrow"):
+        import mysqlc
+        import pyarrow  # noqa: F401
+        prepared = name == "mysqlc_prepared_cursor_arrow"
+        from mysqlc.columnar import parse_dsn
+        conn = mysqlc.connect(**parse_dsn(dsn))
+
+        def read():
+            cur = conn.cursor(prepared=prepared)
+            cur.execute(SQL)
+            table = cur.fetch_arrow_table()
+            cur.close()
+            return table
+        return read, "cur = conn.cursor(%s); cur.execute(sql); cur.fetch_arrow_table()" % (
+            "prepared=True" if prepared else "")
     if name.startswith("mysqlc_"):
         import mysqlc
         kw = {}

@@ -34,8 +34,10 @@ the row cursors give None for them (mysqlclient's behaviour).  User converters
 (``conv=``) do not apply to columnar output.
 
 Unbuffered cursors (``SSCursor`` and friends, what :func:`read_sql` uses) take the C path
-from the socket.  A buffered cursor has already turned its rows into Python objects in
-``execute()``; its columnar methods convert those rows with pyarrow (same types, slower).
+from the socket.  Buffered cursors keep their result's row packets (``_core.Store``) and
+take the C path from those; only a result decoded in ``execute()`` (a user converter
+applies to one of its columns, or a character set needs a Python codec) is converted from
+its Python rows with pyarrow (same types, slower).
 """
 
 import importlib
@@ -70,6 +72,14 @@ def _core_source(cursor):
     if conn is None or not getattr(cursor, "_streaming", False) or not conn._is_owner(cursor):
         return None
     return conn._conn
+
+
+def _store_source(cursor):
+    """The ``_core.Store`` of a buffered cursor's result (its row packets, not yet decoded
+    into Python objects), else None."""
+    from ._core import Store
+    rows = cursor._rows
+    return rows if type(rows) is Store else None
 
 
 def _arrow_type(pa, desc, flags, decimal):
@@ -168,6 +178,11 @@ class _Batches:
         self.live = core is not None
         self.result_id = core.result_id if core is not None else None
         self.rows, self.description = cursor._rows, cursor.description
+        if (core is None and not getattr(cursor, "_unbuffered", False)
+                and type(cursor._rows) is tuple and cursor.connection is not None):
+            # a buffered result decoded in execute(): the connection's next results are
+            # kept as packets for the columnar methods (see docs/columnar.md)
+            cursor.connection._conn.prefer_store()
 
     def _check(self):
         cur = self.cursor
@@ -202,6 +217,9 @@ class _Batches:
 
     def schema(self):
         self._check()
+        store = _store_source(self.cursor)
+        if store is not None:
+            return store.arrow_schema(decimal=self.decimal)
         core = _core_source(self.cursor)
         if core is not None:
             return core.arrow_schema(decimal=self.decimal)
@@ -232,6 +250,17 @@ class _Batches:
             return None
         self._check()
         n = self.batch_size
+        store = _store_source(self.cursor)
+        if store is not None:   # a buffered cursor's packets, straight into Arrow in C
+            cur = self.cursor
+            start = cur.rownumber or 0
+            if start >= len(store):
+                self.done = True
+                return None
+            schema, array, got = store.fetch_arrow(start, n, decimal=self.decimal)
+            cur.rownumber = start + got
+            self.progress.add(got)
+            return schema, array
         rows = self._python_rows(n)
         if rows:
             pa = _need("pyarrow", "columnar output of a buffered cursor")

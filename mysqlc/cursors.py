@@ -2,8 +2,10 @@
 (rows as dicts).
 
 Both are *buffered*: ``execute`` reads the whole result set into memory, as
-mysqlclient's default cursors (``mysql_store_result``) do.  Unbuffered
-(server-side) cursors are a later addition.
+mysqlclient's default cursors (``mysql_store_result``) do -- kept as its row packets
+(``_core.Store``, about the result's wire size), whose rows are decoded as they are
+fetched and whose columns the columnar methods decode in C (docs/columnar.md).
+Unbuffered (server-side) cursors are a later addition.
 
 Behaviour follows mysqlclient's ``MySQLdb.cursors`` unless noted:
 
@@ -247,7 +249,13 @@ class BaseCursor:
         if field_count > 0:
             self.description = core.description
             self.description_flags = core.description_flags
-            rows = tuple(core.fetch(-1, self._row_keys(core)))
+            keys = self._row_keys(core)
+            # the rows, read off the socket and kept as their packets (a _core.Store: a
+            # sequence that decodes the rows it returns, and the columnar methods' source);
+            # decoded at once when decoding may run Python code (user converters)
+            rows = core.store(keys)
+            if rows is None:
+                rows = tuple(core.fetch(-1, keys))
             self._rows = rows
             self.rowcount = len(rows)
             self.lastrowid = 0
@@ -525,7 +533,7 @@ class BaseCursor:
             raise ProgrammingError(0, _NOT_EXECUTED)
         start = self.rownumber
         self.rownumber = len(rows)
-        return rows[start:] if start else rows
+        return rows[start:] if start or type(rows) is not tuple else rows
 
     def scroll(self, value, mode="relative"):
         """Move :attr:`rownumber` by `value` (``mode="relative"``) or to `value`
@@ -590,10 +598,13 @@ class BaseCursor:
     def fetch_arrow_table(self, batch_size=None, *, decimal="decimal", progress=None):
         """The remaining rows of the result set as a ``pyarrow.Table``.
 
-        On an unbuffered cursor (``SSCursor`` family) the C core decodes the rows from
-        the socket straight into Arrow buffers with the GIL released; a buffered
-        cursor converts the rows it already holds.  Types, NULLs and zero dates as
-        documented in :mod:`mysqlc.columnar`.
+        The C core decodes the rows straight into Arrow buffers with the GIL released:
+        from the socket on an unbuffered cursor (``SSCursor`` family), from the row
+        packets ``execute()`` kept on a buffered one -- the rows from :attr:`rownumber`
+        on, as :meth:`fetchall` would return them; :attr:`rownumber` moves to the end.
+        Only a buffered result decoded in ``execute()`` (a user converter applies to a
+        column) is converted from its Python rows with pyarrow.  Types, NULLs and zero
+        dates as documented in :mod:`mysqlc.columnar`.
 
         Parameters
         ----------

@@ -1164,3 +1164,78 @@ PyMethodDef mc_columnar_functions[] = {
      " capsules or None at the end"},
     {NULL},
 };
+
+/* ---------------------------------------------------------------- from a Store */
+
+int mc_utf8_valid(const unsigned char *s, size_t n) { return utf8_valid(s, n); }
+
+/* Parse stored rows from byte offset *off (row `row`) into `b`, up to max_rows or the end of
+   the store; no Python API unless b->needs_gil. */
+static int drain_store(const mc_store *s, batch *b, Py_ssize_t *row, size_t *off,
+                       int64_t max_rows) {
+    while (b->rows < max_rows && !b->full && *row < s->nrows) {
+        const unsigned char *h = s->buf + *off;
+        size_t n = (size_t)h[0] | ((size_t)h[1] << 8) | ((size_t)h[2] << 16) |
+                   ((size_t)h[3] << 24);
+        int rc = parse_row(b, h + 4, n);
+        if (rc < 0) return rc;
+        *off += 4 + n;
+        (*row)++;
+    }
+    return OK;
+}
+
+PyObject *mc_store_arrow_schema(mc_store *s, PyObject *args, PyObject *kwds) {
+    return mc_conn_arrow_schema(&s->ctx, args, kwds);
+}
+
+/* Store.fetch_arrow(start, n=-1, decimal='decimal') -> (schema, array, rows) */
+PyObject *mc_store_fetch_arrow(mc_store *s, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"start", "n", "decimal", NULL};
+    Py_ssize_t start, limit = -1;
+    PyObject *dec = NULL;
+    int decimal_as;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n|nO", kwlist, &start, &limit, &dec))
+        return NULL;
+    if (parse_decimal_option(dec, &decimal_as) < 0) return NULL;
+    if (start < 0) start = 0;
+    if (start > s->nrows) start = s->nrows;
+    Py_ssize_t left = s->nrows - start;
+    if (limit < 0 || limit > left) limit = left;
+    PyObject *ret = NULL, *sc = NULL, *ac = NULL;
+    batch b;
+    mc_store_read_as_columns(s);
+    if (batch_init(&b, &s->ctx, decimal_as) < 0) return NULL;
+    if (limit > 0) {   /* the row count is known: allocate the fixed-width columns once */
+        int rc = batch_grow(&b, limit < 1024 ? limit : -1);
+        if (rc < 0) { PyErr_NoMemory(); goto done; }
+    }
+    Py_ssize_t row = start;
+    size_t off = limit > 0 ? mc_store_offset(s, start) : 0;
+    int rc;
+    if (b.needs_gil) {
+        locale_t old = uselocale(mc_c_locale);
+        rc = drain_store(s, &b, &row, &off, limit);
+        uselocale(old);
+    } else {
+        locale_t old;
+        Py_BEGIN_ALLOW_THREADS
+        old = uselocale(mc_c_locale);
+        rc = drain_store(s, &b, &row, &off, limit);
+        uselocale(old);
+        Py_END_ALLOW_THREADS
+    }
+    if (rc < 0) { raise_parse_error(&s->ctx, &b, rc); mc_store_distrust(s); goto done; }
+    s->pos_row = row;
+    s->pos_off = off;
+    sc = make_schema_capsule(&s->ctx, &b);
+    if (!sc) goto done;
+    ac = make_array_capsule(&b);
+    if (!ac) goto done;
+    ret = Py_BuildValue("(OOL)", sc, ac, (long long)b.rows);
+done:
+    Py_XDECREF(sc);
+    Py_XDECREF(ac);
+    batch_free(&b);
+    return ret;
+}

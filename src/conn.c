@@ -1191,6 +1191,10 @@ int mc_conn_next_row(mc_conn *c, const unsigned char **p, size_t *n) {
     return next_row_packet(c, p, n);
 }
 PyObject *mc_conn_malformed(mc_conn *c, const char *what) { return malformed(c, what); }
+PyObject *mc_conn_decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys) {
+    return decode_row(c, p, n, keys);
+}
+void mc_conn_close_socket(mc_conn *c) { conn_close_socket(c); }
 int mc_conn_cursor_fetch(mc_conn *c, uint32_t n) {
     unsigned char arg[8];
     for (int q = 0; q < 4; q++) arg[q] = (unsigned char)(c->cursor_stmt >> (8 * q));
@@ -2948,6 +2952,12 @@ static PyMethodDef Conn_methods[] = {
      " up to n rows of the pending result as one Arrow record batch (struct array)"},
     {"arrow_schema", (PyCFunction)(void (*)(void))mc_conn_arrow_schema, METH_VARARGS | METH_KEYWORDS,
      "arrow_schema(decimal='decimal') -> schema capsule of the current result"},
+    {"store", (PyCFunction)(void (*)(void))mc_conn_store, METH_VARARGS | METH_KEYWORDS,
+     "store(keys=None) -> Store of all the current result's rows, read off the socket and"
+     " kept undecoded; None (nothing read) when decoding them may run Python code or the"
+     " connection's last Store was read as rows"},
+    {"prefer_store", (PyCFunction)mc_conn_prefer_store, METH_NOARGS,
+     "prefer_store(): store() keeps the next results (a columnar read happened)"},
     {NULL},
 };
 

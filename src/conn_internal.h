@@ -74,6 +74,9 @@ typedef struct {
     uint32_t ext_caps;     /* MariaDB extended capabilities agreed in the handshake */
     PyObject *meta_cache;  /* statement id -> tuple of column definition packets (bytes) */
     size_t max_packet;     /* the session's max_allowed_packet: 0 not read yet, SIZE_MAX unknown */
+    int rows_mode;         /* store.c: 1 once a Store was read as rows: store() then keeps
+                              nothing (rows are decoded in execute(), as before); 0 for a new
+                              connection and after a columnar read: store() keeps the packets */
 } mc_conn;
 
 /* conn.c functions columnar.c uses; same contracts as their static counterparts. */
@@ -85,6 +88,46 @@ int mc_conn_next_row(mc_conn *c, const unsigned char **p, size_t *n);
 PyObject *mc_conn_malformed(mc_conn *c, const char *what);
 /* COM_STMT_FETCH of up to n rows of the open server-side cursor; state becomes ST_ROWS */
 int mc_conn_cursor_fetch(mc_conn *c, uint32_t n);
+
+/* Decode one row packet of the current result (of c's plan) into a tuple, or a dict keyed by
+   `keys`; new reference or NULL (a malformed row closes c's socket, as fetch()). */
+PyObject *mc_conn_decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys);
+/* close c's socket (the stream is no longer trusted); no exception is set or changed */
+void mc_conn_close_socket(mc_conn *c);
+
+/* store.c: a buffered result kept as its row packets (mysqlc._core.Store).  `ctx` is no
+   Python object and has no socket: it holds the copy of the result's plan and column names
+   the row decoders and the columnar builder read. */
+typedef struct {
+    PyObject_HEAD
+    mc_conn ctx;
+    PyObject *keys;        /* tuple of dict keys (DictCursor) or NULL */
+    unsigned char *buf;    /* rows back to back: 4-byte LE payload length, payload */
+    size_t len, cap;
+    int mapped;            /* buf is an anonymous mapping (else from PyMem) */
+    size_t *index;         /* byte offset of rows 0, 256, 512, ... */
+    size_t index_cap;
+    Py_ssize_t nrows;
+    Py_ssize_t pos_row;    /* position cache for sequential reads: row pos_row starts */
+    size_t pos_off;        /* at byte pos_off */
+    mc_conn *owner;        /* strong reference: told how the rows were read (rows_mode) */
+} mc_store;
+
+PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *mc_conn_prefer_store(mc_conn *c, PyObject *noargs);
+/* byte offset of row `row` (0 <= row < nrows) in s->buf; no Python API */
+size_t mc_store_offset(mc_store *s, Py_ssize_t row);
+/* a stored row did not decode (the exception is set): close the connection that read it,
+   as the row decoders do for wire data that does not parse (not for a user converter's
+   error, which never reaches a store) */
+void mc_store_distrust(mc_store *s);
+/* the rows are being read as columns: the connection's next results are stored */
+void mc_store_read_as_columns(mc_store *s);
+/* columnar.c: methods of the Store type */
+PyObject *mc_store_fetch_arrow(mc_store *s, PyObject *args, PyObject *kwds);
+PyObject *mc_store_arrow_schema(mc_store *s, PyObject *args, PyObject *kwds);
+/* columnar.c: strict UTF-8 check (as Python's decoder); 1 valid, 0 not */
+int mc_utf8_valid(const unsigned char *s, size_t n);
 
 /* columnar.c: methods of the Connection type */
 PyObject *mc_conn_fetch_arrow(mc_conn *c, PyObject *args, PyObject *kwds);

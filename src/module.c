@@ -76,6 +76,7 @@ static int mc_exec(PyObject *module) {
     if (PyModule_AddFunctions(module, mc_encode_methods) < 0) goto done;
     if (PyModule_AddFunctions(module, mc_infile_methods) < 0) goto done;
     if (mc_conn_add_type(module) < 0) goto done;
+    if (mc_store_add_type(module) < 0) goto done;
     rc = 0;
 done:
     Py_DECREF(errors);
@@ -91,6 +92,7 @@ static int mc_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->NotSupportedError); Py_VISIT(st->error_class_for); Py_VISIT(st->collation_codecs);
     Py_VISIT(st->Decimal); Py_VISIT(st->empty_str); Py_VISIT(st->empty_bytes);
     Py_VISIT(st->ConnectionType); Py_VISIT(st->param_adapter);
+    Py_VISIT(st->StoreType);
     return 0;
 }
 
@@ -103,6 +105,7 @@ static int mc_clear(PyObject *module) {
     Py_CLEAR(st->NotSupportedError); Py_CLEAR(st->error_class_for); Py_CLEAR(st->collation_codecs);
     Py_CLEAR(st->Decimal); Py_CLEAR(st->empty_str); Py_CLEAR(st->empty_bytes);
     Py_CLEAR(st->ConnectionType); Py_CLEAR(st->param_adapter);
+    Py_CLEAR(st->StoreType);
     return 0;
 }
 

@@ -139,6 +139,7 @@ typedef struct {
     PyObject *empty_bytes;
     PyTypeObject *ConnectionType;
     PyObject *param_adapter;     /* mysqlc.converters._adapt_param, fetched on first use */
+    PyTypeObject *StoreType;     /* store.c */
 } mc_state;
 
 mc_state *mc_state_from_type(PyTypeObject *tp);
@@ -231,6 +232,8 @@ PyObject *mc_auth_rsa_encrypt(mc_state *st, const unsigned char *pem, size_t pem
 
 /* ---- conn.c ---- */
 int mc_conn_add_type(PyObject *module);
+/* ---- store.c ---- */
+int mc_store_add_type(PyObject *module);
 
 /* ---- decode_text.c ---- */
 /* Per-column decoder kinds, chosen once per result set. */

@@ -559,6 +559,10 @@ class FakeCore:
         self._pending = list(results[1:])
         return self._load(results[0])
 
+    def store(self, keys=None):
+        # as _core.Connection.store() for a result it does not keep: the cursor fetch()es
+        return None
+
     def fetch(self, n=-1, keys=None):
         rows = self._cur[2] if self.rows_pending else []
         self.rows_pending = False

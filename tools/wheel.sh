@@ -57,6 +57,27 @@ say "auditwheel repair $WHEEL"
 PATH="$TOOLS_BIN:$PATH" "$TOOLS_BIN/auditwheel" repair -w dist/wheelhouse "$WHEEL" >&2
 REPAIRED=$(ls dist/wheelhouse/mysqlc-"$VERSION"-"$TAG"-"$TAG"-*manylinux*.whl)
 "$TOOLS_BIN/auditwheel" show "$REPAIRED" | tee dist/auditwheel-show.txt >&2
+# OpenSSL's licence (Apache-2.0) travels with the copies of its libraries: the build
+# machine's copyright file of the package the grafted libssl came from, and the licence
+UNPACK="$(mktemp -d "${TMPDIR:-/tmp}/mysqlc-unpack.XXXXXX")"
+"$TOOLS_PY" -m wheel unpack -d "$UNPACK" "$REPAIRED" >&2
+UNPACKED=$(ls -d "$UNPACK"/mysqlc-*)
+LIBSSL_PKG=$(dpkg -S "$(ldconfig -p | awk '/libssl\.so\.3 .*x86-64/{print $NF; exit}')" 2>/dev/null \
+             | cut -d: -f1 | head -1) || true
+COPYRIGHT="/usr/share/doc/${LIBSSL_PKG:-libssl3}/copyright"
+{
+    echo "The libssl and libcrypto in this directory are OpenSSL $("$TOOLS_PY" -c 'import ssl; print(ssl.OPENSSL_VERSION.split()[1])'),"
+    echo "copied from the build machine's ${LIBSSL_PKG:-libssl3} package by auditwheel. Its copyright"
+    echo "file and the Apache License 2.0 follow."
+    echo
+    cat "$COPYRIGHT"
+    echo
+    cat /usr/share/common-licenses/Apache-2.0
+} >"$UNPACKED/mysqlc.libs/LICENSE.OpenSSL.txt"
+rm -f "$REPAIRED"
+"$TOOLS_PY" -m wheel pack -d dist/wheelhouse "$UNPACKED" >&2
+rm -rf "$UNPACK"
+[ -f "$REPAIRED" ] || { say "wheel pack did not write $REPAIRED"; exit 1; }
 "$TOOLS_PY" - "$REPAIRED" <<'PYEOF'
 # what a user's pip sees: LICENSE, py.typed, the grafted libraries, the metadata
 import sys, zipfile
@@ -67,6 +88,7 @@ libs = [n for n in names if n.startswith("mysqlc.libs/")]
 print("wheel: %s\n  grafted: %s" % (sys.argv[1], ", ".join(sorted(libs))), file=sys.stderr)
 assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "no LICENSE"
 assert "mysqlc/py.typed" in names, "no py.typed"
+assert "mysqlc.libs/LICENSE.OpenSSL.txt" in names, "no OpenSSL licence"
 for lib in ("libssl", "libcrypto"):   # libz.so.1 is on the manylinux policy's list of
     assert any(n.split("/")[-1].startswith(lib) for n in libs), "%s not grafted" % lib
 # system libraries (every glibc system has it), so auditwheel leaves it out

@@ -38,8 +38,7 @@ from .times import (
     Binary, Date, DateFromTicks, Time, TimeFromTicks, Timestamp, TimestampFromTicks,
 )
 
-__version__ = "0.1.0"
-version_info = (0, 1, 0, "final", 0)
+from ._version import __version__, version_info
 
 apilevel = "2.0"
 threadsafety = 1

@@ -196,7 +196,7 @@ def client_ed25519(password, nonce):
     auth_ed25519 plugin; the password plays the part of the seed).
 
     OpenSSL's Ed25519 takes only 32-byte seeds, so the curve arithmetic comes
-    from libsodium through PyNaCl, installed separately (``pip install pynacl``).
+    from libsodium through PyNaCl, installed separately (``pip install 'mysqlc[ed25519]'``).
 
     Returns
     -------
@@ -215,7 +215,8 @@ def client_ed25519(password, nonce):
                                    crypto_scalarmult_ed25519_base_noclamp)
     except ImportError:
         raise OperationalError(
-            2059, "Authentication plugin 'client_ed25519' needs PyNaCl: pip install pynacl"
+            2059, "Authentication plugin 'client_ed25519' needs PyNaCl: "
+            "pip install 'mysqlc[ed25519]'"
         ) from None
     az = bytearray(hashlib.sha512(password).digest())
     az[0] &= 248

@@ -47,7 +47,8 @@ str / utf8, large_utf8,        UTF-8, escaped
 utf8_view
 bytes, bytearray, memoryview   raw bytes, escaped
 / binary, large_binary,
-binary_view, fixed_size_binary
+binary_view,
+fixed_size_binary
 datetime.datetime /            ``YYYY-MM-DD HH:MM:SS[.ffffff]``.  Python datetimes:
 timestamp[s, ms, us, ns]       tzinfo ignored (as ``execute()`` does).  Arrow
                                timestamps with a time zone: the UTC time (Arrow
@@ -58,7 +59,8 @@ timestamp[s, ms, us, ns]       tzinfo ignored (as ``execute()`` does).  Arrow
                                server keeps at most 6).
 datetime.date / date32,        ``YYYY-MM-DD``; years outside 0-9999 raise DataError
 date64
-datetime.time / time32, time64 ``HH:MM:SS[.ffffff]``
+datetime.time / time32,        ``HH:MM:SS[.ffffff]``
+time64
 datetime.timedelta /           ``[-]H:MM:SS[.ffffff]`` (hours not wrapped at 24;
 duration[s, ms, us, ns]        MySQL's TIME range is +-838:59:59)
 dictionary (pandas category)   the dictionary value
@@ -120,7 +122,7 @@ def _pyarrow(what):
     try:
         import pyarrow
     except ImportError:
-        raise ImportError("load_table from %s needs pyarrow (pip install pyarrow)"
+        raise ImportError("load_table from %s needs pyarrow: pip install 'mysqlc[arrow]'"
                           % what) from None
     return pyarrow
 

@@ -52,7 +52,9 @@ __all__ = ["read_sql", "ArrowStream", "parse_dsn"]
 
 DEFAULT_BATCH_SIZE = 1 << 16
 
-_PACKAGES = {"pyarrow": "pyarrow", "numpy": "numpy", "pandas": "pandas", "polars": "polars"}
+# module -> (package, extra of mysqlc that installs it: pyproject.toml's optional-dependencies)
+_PACKAGES = {"pyarrow": ("pyarrow", "arrow"), "numpy": ("numpy", "numpy"),
+             "pandas": ("pandas", "pandas"), "polars": ("polars", "polars")}
 
 
 def _need(module, what):
@@ -60,8 +62,9 @@ def _need(module, what):
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        pkg = _PACKAGES.get(module, module)
-        raise ImportError("%s needs the %r package (pip install %s)" % (what, pkg, pkg)) from exc
+        pkg, extra = _PACKAGES.get(module, (module, module))
+        raise ImportError("%s needs the %r package: pip install 'mysqlc[%s]'"
+                          % (what, pkg, extra)) from exc
 
 
 # ---------------------------------------------------------------- batch sources

@@ -1048,6 +1048,8 @@ class Connection:
         collation : str, optional
             Adds ``COLLATE collation``.
 
+        Notes
+        -----
         Updates :attr:`charset`, :attr:`collation` and :attr:`encoding`.
         """
         name, codec, _, _ = _resolve_charset(charset, collation)

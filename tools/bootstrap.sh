@@ -112,10 +112,10 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 VPY="$VENV/bin/python"
 
-if ! "$VPY" -c 'import setuptools, wheel, pytest, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 64)' 2>/dev/null; then
+if ! "$VPY" -c 'import setuptools, wheel, pytest, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 77)' 2>/dev/null; then
     say "installing pip, setuptools, wheel, pytest into $VENV"
     "$VPY" -m pip install -q --upgrade pip
-    "$VPY" -m pip install -q --upgrade "setuptools>=64" wheel pytest
+    "$VPY" -m pip install -q --upgrade "setuptools>=77" wheel pytest   # 77: pyproject's PEP 639 licence
 fi
 
 # Test-only Python packages (SQLAlchemy, hypothesis, ...): tests/requirements.txt.

@@ -210,8 +210,12 @@ class Connection:
         differ from the defaults become user decoders/encoders (see
         :mod:`mysqlc.converters`).
     use_unicode : bool, default True
-        Only True is supported (text columns are always ``str``); False raises
-        NotSupportedError.
+        False: every column that would be ``str`` -- CHAR, VARCHAR, TEXT, ENUM, SET,
+        JSON, string expressions -- is ``bytes`` (the bytes the server sent, in the
+        connection's character set), with the text and the binary (prepared)
+        protocol, as mysqlclient's ``use_unicode=False``; numbers, DECIMAL, dates and
+        times keep their types, column names stay ``str``.  Columnar output
+        (``read_sql``, ``fetch_arrow_table``) then has binary columns for them.
     binary_prefix : bool, default False
         Write bytes parameters as ``_binary'...'`` (mysqlclient's option).
     local_infile : bool, default False
@@ -334,8 +338,7 @@ class Connection:
                             ("read_default_group", read_default_group)):
             if value:
                 raise NotSupportedError(0, "the %s option is not supported yet" % name)
-        if not use_unicode:
-            raise NotSupportedError(0, "use_unicode=False is not supported")
+        self._use_unicode = bool(use_unicode)
 
         self.charset, self.encoding, self._handshake_collation, self._set_names = \
             _resolve_charset(charset, collation)
@@ -406,6 +409,7 @@ class Connection:
         core = self._core_module.Connection()
         if self._decoders:
             core.converters = dict(self._decoders)
+        core.use_unicode = self._use_unicode
         self._conn = core
         self._owner = None
         self._max_allowed_packet = None
@@ -742,6 +746,77 @@ class Connection:
         """Kill the server connection `thread_id` (``KILL <thread_id>``; mysqlclient's
         and PyMySQL's method).  Raises OperationalError(1094) for an unknown id."""
         self._internal_query(b"KILL %d" % int(thread_id))
+
+    def change_user(self, user, passwd=None, db=None, *, password=None, database=None):
+        """Log in again as `user` on this connection (COM_CHANGE_USER; mysqlclient's
+        ``change_user(user, passwd=None, db=None)``).
+
+        The whole authentication exchange runs again (the server may switch to any
+        plugin the connect supports: native, caching_sha2, sha256, ed25519, ...),
+        with the connection's character set and connection attributes.  The server
+        resets the session: session variables return to their defaults (autocommit
+        included, as with mysqlclient, which does not set it again), temporary
+        tables and prepared statements are gone; the prepared-statement cache is
+        cleared, and ``SET NAMES`` runs again when the connection needed it.
+
+        Parameters
+        ----------
+        user : str or bytes
+        passwd, password : str or bytes, optional
+            The new user's password (`password` is PyMySQL's name).
+        db, database : str or bytes, optional
+            The new default database; None: no default database.
+
+        Raises
+        ------
+        OperationalError
+            1045 when the login is refused (MariaDB keeps the previous user's
+            session, and the connection stays usable), 1044 for a database the user
+            may not use; 2013/2006 when the connection is lost (it is closed).
+        InterfaceError
+            On a closed connection.
+        """
+        if password is None:
+            password = passwd
+        if database is None:
+            database = db
+        enc = self.encoding
+        if not self._lock.acquire(False):
+            raise _busy()
+        try:
+            self._discard_pending()
+            self._owner = None
+            try:
+                self._conn.change_user(_to_bytes(user, enc, "user"),
+                                       _to_bytes(password, "utf-8", "password"),
+                                       _to_bytes(database, enc, "database"))
+            finally:
+                # the server drops the session's statements with the command
+                self._stmt_cache.clear()
+                self._max_allowed_packet = None
+            self.user = user
+            self._password = password
+            self.database = self.db = database
+            if self._set_names:
+                self._internal_query_locked(self._conn, self._set_names.encode("ascii"))
+        finally:
+            self._lock.release()
+
+    def stat(self):
+        """The server's status line (COM_STATISTICS; mysqlclient's ``stat()``), e.g.
+        ``'Uptime: 42  Threads: 1  Questions: 21  ...'`` (str).
+
+        Raises InterfaceError on a closed connection, OperationalError 2006 after a
+        lost one."""
+        self._discard_pending()
+        return self._conn.stat()
+
+    def fileno(self):
+        """The socket's file descriptor (int; mysqlclient's ``fileno()``).
+
+        Raises InterfaceError on a closed connection, OperationalError 2006 after a
+        lost one."""
+        return self._conn.fileno()
 
     @property
     def client_flag(self):

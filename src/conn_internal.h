@@ -73,6 +73,19 @@ typedef struct {
     int allow_cleartext;
     uint32_t ext_caps;     /* MariaDB extended capabilities agreed in the handshake */
     PyObject *meta_cache;  /* statement id -> tuple of column definition packets (bytes) */
+    /* interrupts, lost connections, last error, text columns as bytes */
+    uint32_t sig_countdown; /* packets until the next PyErr_CheckSignals() (conn_read_packet) */
+    int lost;              /* the socket was closed by an error or an interrupt, not close() */
+    int use_unicode;       /* 0: text columns decode to bytes (mysqlclient's use_unicode=False) */
+    int last_errno;        /* errno / message / SQLSTATE of the last command's error; 0 if none */
+    PyObject *last_error;  /* str or NULL */
+    char last_sqlstate[6]; /* "00000" when the last command succeeded */
+    /* what COM_CHANGE_USER repeats from the handshake */
+    unsigned char scramble[64];
+    size_t scramble_len;
+    char first_plugin[64];
+    uint8_t handshake_collation;
+    PyObject *connect_attrs;   /* dict str -> str or NULL */
 } mc_conn;
 
 /* conn.c functions columnar.c uses; same contracts as their static counterparts. */

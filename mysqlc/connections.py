@@ -584,12 +584,61 @@ class Connection:
         self._internal_query(b"BEGIN")
 
     def close(self):
-        """Close the connection (COM_QUIT, then the socket).  Idempotent."""
+        """Close the connection (COM_QUIT, then the socket).  Idempotent.
+
+        With rows of an unbuffered cursor (or further results) still unread, the
+        rest of the response is dropped undecoded for up to 0.2 s; when it has not
+        ended by then, the statement is stopped with ``KILL QUERY <thread id>`` over
+        a short-lived second connection with the same credentials, and the rest
+        (up to the server's error 1317) is dropped.  The server then gets COM_QUIT
+        and does not count an aborted client (as mysqlclient, which reads the whole
+        remainder instead).  When that fails (the second connection is refused,
+        the server does not stop), the socket is closed after at most about 5 s.
+        """
         core = self._conn
         if core is not None:
+            if core.open and (core.rows_pending or core.more_results):
+                self._end_pending_for_close(core)
             core.close()   # ProgrammingError while another thread uses it: nothing changes
             self._owner = None
             self._stmt_cache.clear()   # statements die with the connection
+
+    #: seconds to drop unread rows before stopping the statement (close()), and after it
+    _CLOSE_DRAIN = (0.2, 5.0)
+
+    def _end_pending_for_close(self, core):
+        """Bring a connection with unread results back to idle so that close() can say
+        COM_QUIT; errors only mean the socket is closed without it."""
+        try:
+            if core.drain(self._CLOSE_DRAIN[0]):
+                return
+            self._kill_query_side(core.thread_id)
+            core.drain(self._CLOSE_DRAIN[1])
+        except Error:
+            pass
+
+    def _kill_query_side(self, thread_id):
+        """``KILL QUERY thread_id`` over a new core connection made with this one's
+        address, credentials and TLS options (none of the session statements)."""
+        side = self._core_module.Connection()
+        local = self.host == "localhost"
+        use_socket = bool(self.unix_socket) and local
+        connect_timeout = self._timeouts[0]
+        opts = dict(self._secure_options, compress=False)
+        try:
+            side.connect(
+                host=None if use_socket else ("127.0.0.1" if local else self.host),
+                port=self.port,
+                unix_socket=self.unix_socket if use_socket else None,
+                user=_to_bytes(self.user, self.encoding, "user"),
+                password=_to_bytes(self._password, "utf-8", "password"),
+                collation=self._handshake_collation,
+                connect_timeout=2.0 if connect_timeout is None else min(connect_timeout, 2.0),
+                read_timeout=2.0, write_timeout=2.0,
+                server_hostname=self.host, **opts)
+            side.query(b"KILL QUERY %d" % int(thread_id))
+        finally:
+            side.close()
 
     @property
     def open(self):

@@ -2772,6 +2772,75 @@ static PyObject *Conn_fileno(mc_conn *c, PyObject *noargs) {
     return PyLong_FromLong(c->fd);
 }
 
+/* drain(timeout) -> bool: read and drop, without decoding a value, what is left of the
+   current response (unread rows, further results) for at most `timeout` seconds, so
+   that close() can end with COM_QUIT instead of leaving the server an aborted client.
+   True: the server waits for a command (an open server-side cursor counts: it is idle);
+   False: the time ran out first, the connection is left as it is (the caller may stop
+   the statement with KILL QUERY and drain again).  A server error that ends a result
+   (1317 after KILL QUERY) is dropped.  Raises when the connection is lost (then
+   closed), or on Ctrl-C (closed too). */
+static PyObject *Conn_drain(mc_conn *c, PyObject *arg) {
+    double timeout = PyFloat_AsDouble(arg);
+    if (timeout == -1.0 && PyErr_Occurred()) return NULL;
+    if (!(timeout >= 0) || isinf(timeout)) {
+        PyErr_SetString(PyExc_ValueError, "timeout must be a finite number of seconds >= 0");
+        return NULL;
+    }
+    if (c->fd < 0) Py_RETURN_FALSE;
+    if (enter(c) < 0) return NULL;
+    double deadline = monotonic() + timeout;
+    int done = 0, failed = 0;
+    unsigned k = 0;
+    while (!done) {
+        if (c->state == ST_IDLE || c->state == ST_CURSOR) { done = 1; break; }
+        if (c->state == ST_MORE) {
+            c->state = ST_IDLE;
+            if (read_query_response(c) < 0) {
+                if (c->fd < 0) { failed = 1; break; }
+                PyErr_Clear();   /* a statement of the batch failed: the batch ends */
+            }
+            continue;
+        }
+        /* ST_ROWS: wait for bytes only while the time lasts */
+        size_t avail = c->rend - c->rpos;
+        int buffered = (avail >= 4 && avail >= 4 + (size_t)mc_load_u24(c->rbuf + c->rpos)) ||
+                       (c->compress && c->zend > c->zpos) ||
+                       (c->ssl && SSL_pending(c->ssl) > 0);
+        if (!buffered) {
+            double left = deadline - monotonic();
+            if (left <= 0) break;
+            int w, e = 0, fd = c->fd;
+            Py_BEGIN_ALLOW_THREADS
+            w = wait_fd(fd, POLLIN, left);
+            if (w < 0) e = errno;
+            Py_END_ALLOW_THREADS
+            if (w == 0) break;
+            if (w < 0) {
+                if (e == EINTR && conn_check_signals(c) == 0) continue;
+                if (e != EINTR)
+                    conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                               "Lost connection to server during query (%s)", strerror(e));
+                failed = 1;
+                break;
+            }
+        }
+        const unsigned char *p;
+        size_t n;
+        int r = next_row_packet(c, &p, &n);
+        if (r < 0) {
+            if (c->fd < 0) { failed = 1; break; }
+            PyErr_Clear();   /* the server ended the result with an error (KILL QUERY) */
+            continue;
+        }
+        if (r == 1) c->rows_read++;
+        if ((++k & 1023u) == 0 && monotonic() > deadline) break;
+    }
+    leave(c);
+    if (failed) return NULL;
+    return PyBool_FromLong(done);
+}
+
 static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
     if (c->fd < 0) {
         c->lost = 0;   /* close() after a lost connection: later use raises InterfaceError */
@@ -2780,8 +2849,9 @@ static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
     if (c->in_use)
         return mc_raise(c->st->ProgrammingError, 0,
                         "this connection is being used by another thread");
-    if (c->state == ST_IDLE) {
-        /* COM_QUIT: best effort and non-blocking; the server closes without answering */
+    if (c->state == ST_IDLE || c->state == ST_CURSOR) {
+        /* COM_QUIT: best effort and non-blocking; the server closes without answering
+           (with a server-side cursor open the server is idle too) */
         unsigned char pkt[12] = {1, 0, 0, 0, COM_QUIT};
         size_t len = 5;
         if (c->compress) {   /* one stored (uncompressed) frame around the packet */
@@ -3003,6 +3073,9 @@ static PyMethodDef Conn_methods[] = {
     {"ping", (PyCFunction)Conn_ping, METH_NOARGS, NULL},
     {"select_db", (PyCFunction)Conn_select_db, METH_O, NULL},
     {"close", (PyCFunction)Conn_close, METH_NOARGS, NULL},
+    {"drain", (PyCFunction)Conn_drain, METH_O,
+     "drain(timeout) -> bool: drop the rest of the response (no decoding) for at most"
+     " timeout seconds; True when the server waits for a command"},
     {"change_user", (PyCFunction)(void (*)(void))Conn_change_user, METH_VARARGS | METH_KEYWORDS,
      "change_user(user, password=None, database=None): COM_CHANGE_USER with the whole"
      " authentication exchange; the session (and its prepared statements) is reset"},

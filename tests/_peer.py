@@ -391,9 +391,12 @@ def scripted(script, **kw):
 
 
 def assert_closed(c):
+    """After a lost connection: closed, and later use raises OperationalError 2006
+    ("server has gone away", as libmysqlclient after a lost connection)."""
     assert c.open is False
-    with pytest.raises(mysqlc.InterfaceError):
+    with pytest.raises(mysqlc.OperationalError) as ei:
         c.query(b"SELECT 1")
+    assert ei.value.args[0] == 2006, ei.value.args
 
 
 # =========================================================================== fault-injecting proxy

@@ -383,8 +383,9 @@ def test_killed_connection_mid_stream_is_2013(conn, root_conn_kwargs):
             pass
     assert ei.value.args[0] == 2013
     assert not conn.open
-    with pytest.raises(mysqlc.InterfaceError):
+    with pytest.raises(mysqlc.OperationalError) as ei:    # lost: "server has gone away"
         conn.cursor().execute("SELECT 1")
+    assert ei.value.args[0] == 2006
 
 
 # =========================================================================== prepared SSCursor

@@ -5,7 +5,8 @@ What the code documents (mysqlc/connections.py, docs/core-api.md, src/conn.c):
 
 - ``read_timeout`` / ``write_timeout`` (seconds, per socket wait): when it expires the
   connection is closed and OperationalError 2013 (CR_SERVER_LOST, "Lost connection to
-  server ... timed out") is raised; any later use raises InterfaceError.
+  server ... timed out") is raised; any later use raises OperationalError 2006 ("server
+  has gone away", as libmysqlclient after a lost connection).
 - ``connect_timeout`` bounds the TCP connect and every wait of the handshake (greeting,
   TLS, authentication): a listener that never answers gives OperationalError 2013
   (lost connection during the handshake), a server that never finishes TLS 2026.
@@ -59,8 +60,9 @@ def certs(tmp_path_factory):
 
 def assert_closed(conn):
     assert conn.open is False
-    with pytest.raises(mysqlc.InterfaceError):
+    with pytest.raises(mysqlc.OperationalError) as ei:   # lost: "server has gone away"
         conn.cursor().execute("SELECT 1")
+    assert ei.value.args[0] == CR_SERVER_GONE_ERROR, ei.value.args
 
 
 def transport_kwargs(server, conn_kwargs, transport):
@@ -404,6 +406,8 @@ CTRL_C_SCRIPT = textwrap.dedent(r"""
         print("REUSE ok %r" % (cur.fetchall(),), flush=True)
     except mysqlc.InterfaceError:
         print("REUSE InterfaceError", flush=True)
+    except mysqlc.OperationalError as exc:
+        print("REUSE OperationalError %d" % exc.args[0], flush=True)
     except BaseException as exc:
         print("REUSE %s %s" % (type(exc).__name__, exc), flush=True)
     conn.close()
@@ -467,7 +471,7 @@ def test_ctrl_c_during_query(server, conn_kwargs, variant):
     assert float(_marker(lines, "KI")) < 2.5, out      # ~1 s of query + the interrupt
     assert ki_after is not None and ki_after < 1.0, out
     assert _marker(lines, "OPEN") == "False", out
-    assert _marker(lines, "REUSE") == "InterfaceError", out
+    assert _marker(lines, "REUSE") == "OperationalError 2006", out
     assert _marker(lines, "FRESH") == "42", out
     assert "DONE" in lines, out
 

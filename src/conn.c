@@ -1363,7 +1363,7 @@ static int Conn_clear(mc_conn *c) {
 static void Conn_dealloc(mc_conn *c) {
     PyTypeObject *tp = Py_TYPE(c);
     PyObject_GC_UnTrack(c);
-    if (c->fd >= 0 && !c->ssl && !c->compress && c->state == ST_IDLE) {
+    if (c->fd >= 0 && !c->ssl && !c->compress && (c->state == ST_IDLE || c->state == ST_CURSOR)) {
         /* dropped without close(): still say goodbye (COM_QUIT), without blocking */
         unsigned char pkt[5] = {1, 0, 0, 0, COM_QUIT};
         (void)send(c->fd, pkt, sizeof(pkt), MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -336,6 +336,9 @@ static int recv_frame(mc_conn *c) {
    be resumed.  Later use raises OperationalError 2006.  0, or -1 with the exception. */
 #define MC_SIGNAL_PACKETS 1024u
 
+#if defined(__GNUC__)
+__attribute__((noinline, cold))   /* keep the packet fast path small */
+#endif
 static int conn_check_signals(mc_conn *c) {
     c->sig_countdown = MC_SIGNAL_PACKETS;
     if (PyErr_CheckSignals() < 0) {

@@ -31,7 +31,10 @@ ROWS = 6_000_000
 BOUND = 0.5     # seconds from SIGINT to KeyboardInterrupt, the issue's bound
 
 SCRIPT = textwrap.dedent(r"""
-    import json, sys, time
+    import json, signal, sys, time
+    # Python keeps SIGINT ignored when it starts with it ignored (a runner started in the
+    # background of a shell without job control): install the KeyboardInterrupt handler
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import mysqlc
     from mysqlc.cursors import DictCursor, SSCursor
     kw, mode, rows = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])

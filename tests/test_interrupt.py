@@ -42,6 +42,7 @@ SCRIPT = textwrap.dedent(r"""
     sql = "SELECT seq, seq * 2, CONCAT('row ', seq) FROM seq_1_to_%d" % rows
     if mode in ("read_sql", "arrow_text"):   # fast decoders: more, narrower rows
         sql = "SELECT seq, seq * 2 FROM seq_1_to_%d" % rows
+        import pyarrow                       # imported before the clock starts
     if mode in ("executemany", "load_data"):
         conn.cursor().execute("CREATE TEMPORARY TABLE t (a INT, b VARCHAR(40))")
     payload = None

@@ -2465,6 +2465,9 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
     Py_ssize_t batch_start_row = 0;
     size_t batch_start = 0;
     for (Py_ssize_t r = 0; r < nrows; r++) {
+        /* Ctrl-C while millions of rows are encoded: nothing is sent yet, the connection
+           stays in sync */
+        if ((r & 1023) == 1023 && PyErr_CheckSignals() < 0) goto out;
         PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, r), "each row must be a sequence");
         if (!row) { goto out; }
         if (PySequence_Fast_GET_SIZE(row) != np) {

@@ -610,10 +610,10 @@ class Connection:
         """Bring a connection with unread results back to idle so that close() can say
         COM_QUIT; errors only mean the socket is closed without it."""
         try:
-            if core.drain(self._CLOSE_DRAIN[0]):
+            if core.drain(self._CLOSE_DRAIN[0], closing=True):
                 return
             self._kill_query_side(core.thread_id)
-            core.drain(self._CLOSE_DRAIN[1])
+            core.drain(self._CLOSE_DRAIN[1], closing=True)
         except Error:
             pass
 

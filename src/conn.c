@@ -1274,6 +1274,11 @@ static int next_row_packet(mc_conn *c, const unsigned char **p, size_t *n) {
 /* ================================================================ guard */
 
 static int enter(mc_conn *c) {
+    if (c->closing) {   /* another thread is closing it (drain(closing=True), then close()) */
+        conn_client_error(c, c->st->InterfaceError, 0,
+                          "the connection was closed (close() from another thread)");
+        return -1;
+    }
     if (c->in_use) {
         mc_raise(c->st->ProgrammingError, 0,
                  "this connection is being used by another thread (or re-entered from a "
@@ -2064,6 +2069,7 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     c->compress = 0;
     c->replaying = 0;
     c->lost = 0;
+    c->closing = 0;
     conn_clear_error(c);
     c->in_use = 1;
     if (open_socket(c, host, port, unix_socket, o.connect_timeout) < 0) {
@@ -2778,23 +2784,33 @@ static PyObject *Conn_fileno(mc_conn *c, PyObject *noargs) {
     return PyLong_FromLong(c->fd);
 }
 
-/* drain(timeout) -> bool: read and drop, without decoding a value, what is left of the
+/* drain(timeout, closing=False) -> bool: read and drop, without decoding a value, what is left of the
    current response (unread rows, further results) for at most `timeout` seconds, so
    that close() can end with COM_QUIT instead of leaving the server an aborted client.
    True: the server waits for a command (an open server-side cursor counts: it is idle);
    False: the time ran out first, the connection is left as it is (the caller may stop
    the statement with KILL QUERY and drain again).  A server error that ends a result
    (1317 after KILL QUERY) is dropped.  Raises when the connection is lost (then
-   closed), or on Ctrl-C (closed too). */
-static PyObject *Conn_drain(mc_conn *c, PyObject *arg) {
-    double timeout = PyFloat_AsDouble(arg);
-    if (timeout == -1.0 && PyErr_Occurred()) return NULL;
+   closed), or on Ctrl-C (closed too).  closing=True (close() follows): from now on other
+   users of the connection (another thread between two batches) get InterfaceError "the
+   connection was closed" instead of a read that races the drain. */
+static PyObject *Conn_drain(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"timeout", "closing", NULL};
+    double timeout;
+    int closing = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "d|p:drain", kwlist, &timeout, &closing))
+        return NULL;
     if (!(timeout >= 0) || isinf(timeout)) {
         PyErr_SetString(PyExc_ValueError, "timeout must be a finite number of seconds >= 0");
         return NULL;
     }
     if (c->fd < 0) Py_RETURN_FALSE;
-    if (enter(c) < 0) return NULL;
+    if (closing && c->closing && !c->in_use) {
+        c->in_use = 1;   /* the closer's second drain */
+    } else {
+        if (enter(c) < 0) return NULL;
+        if (closing) c->closing = 1;
+    }
     double deadline = monotonic() + timeout;
     int done = 0, failed = 0;
     unsigned k = 0;
@@ -2850,6 +2866,7 @@ static PyObject *Conn_drain(mc_conn *c, PyObject *arg) {
 static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
     if (c->fd < 0) {
         c->lost = 0;   /* close() after a lost connection: later use raises InterfaceError */
+        c->closing = 0;
         Py_RETURN_NONE;
     }
     if (c->in_use)
@@ -2881,6 +2898,7 @@ static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
     }
     conn_close_socket(c);
     c->lost = 0;   /* closed on purpose: later use raises InterfaceError */
+    c->closing = 0;
     clear_result(c);
     Py_RETURN_NONE;
 }
@@ -3079,9 +3097,9 @@ static PyMethodDef Conn_methods[] = {
     {"ping", (PyCFunction)Conn_ping, METH_NOARGS, NULL},
     {"select_db", (PyCFunction)Conn_select_db, METH_O, NULL},
     {"close", (PyCFunction)Conn_close, METH_NOARGS, NULL},
-    {"drain", (PyCFunction)Conn_drain, METH_O,
-     "drain(timeout) -> bool: drop the rest of the response (no decoding) for at most"
-     " timeout seconds; True when the server waits for a command"},
+    {"drain", (PyCFunction)(void (*)(void))Conn_drain, METH_VARARGS | METH_KEYWORDS,
+     "drain(timeout, closing=False) -> bool: drop the rest of the response (no decoding)"
+     " for at most timeout seconds; True when the server waits for a command"},
     {"change_user", (PyCFunction)(void (*)(void))Conn_change_user, METH_VARARGS | METH_KEYWORDS,
      "change_user(user, password=None, database=None): COM_CHANGE_USER with the whole"
      " authentication exchange; the session (and its prepared statements) is reset"},

@@ -76,6 +76,8 @@ typedef struct {
     /* interrupts, lost connections, last error, text columns as bytes */
     uint32_t sig_countdown; /* packets until the next PyErr_CheckSignals() (conn_read_packet) */
     int lost;              /* the socket was closed by an error or an interrupt, not close() */
+    int closing;           /* drain(closing=True) began: close() follows, other users get
+                              InterfaceError "the connection was closed" */
     int use_unicode;       /* 0: text columns decode to bytes (mysqlclient's use_unicode=False) */
     int last_errno;        /* errno / message / SQLSTATE of the last command's error; 0 if none */
     PyObject *last_error;  /* str or NULL */

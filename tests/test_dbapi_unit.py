@@ -768,7 +768,7 @@ def test_resolve_charset_options():
 
 
 @pytest.mark.parametrize("kwargs", [
-    {"read_default_file": "~/.my.cnf"}, {"use_unicode": False}, {"named_pipe": True},
+    {"read_default_file": "~/.my.cnf"}, {"named_pipe": True},   # (use_unicode=False works)
 ])
 def test_unsupported_options_raise_before_connecting(kwargs):
     if mysqlc._core is None:

@@ -367,8 +367,12 @@ class Connection:
         differ from the defaults become user decoders/encoders (see
         :mod:`mysqlc.converters`).
     use_unicode : bool, default True
-        Only True is supported (text columns are always ``str``); False raises
-        NotSupportedError.
+        False: every column that would be ``str`` -- CHAR, VARCHAR, TEXT, ENUM, SET,
+        JSON, string expressions -- is ``bytes`` (the bytes the server sent, in the
+        connection's character set), with the text and the binary (prepared)
+        protocol, as mysqlclient's ``use_unicode=False``; numbers, DECIMAL, dates and
+        times keep their types, column names stay ``str``.  Columnar output
+        (``read_sql``, ``fetch_arrow_table``) then has binary columns for them.
     binary_prefix : bool, default False
         Write bytes parameters as ``_binary'...'`` (mysqlclient's option).
     local_infile : bool, default False
@@ -531,8 +535,7 @@ class Connection:
                 raise NotSupportedError(
                     0, "protocol %r is not supported (tcp or socket)" % (protocol,))
         self._protocol = protocol
-        if not use_unicode:
-            raise NotSupportedError(0, "use_unicode=False is not supported")
+        self._use_unicode = bool(use_unicode)
 
         self.charset, self.encoding, self._handshake_collation, self._set_names = \
             _resolve_charset(charset, collation)
@@ -606,6 +609,7 @@ class Connection:
         core = self._core_module.Connection()
         if self._decoders:
             core.converters = dict(self._decoders)
+        core.use_unicode = self._use_unicode
         self._conn = core
         self._owner = None
         self._max_allowed_packet = None
@@ -641,6 +645,7 @@ class Connection:
                 core.infile_handler = self._infile_handler
             self._stmt_cache.clear()
             self._use_socket = use_socket
+            self._socket_path = unix_socket
             version = core.server_version or ""
             if version.startswith(_RPL_VERSION_HACK):
                 version = version[len(_RPL_VERSION_HACK):]
@@ -822,6 +827,15 @@ class Connection:
     def close(self):
         """Close the connection (COM_QUIT, then the socket).
 
+        With rows of an unbuffered cursor (or further results) still unread, the
+        rest of the response is dropped undecoded for up to 0.2 s; when it has not
+        ended by then, the statement is stopped with ``KILL QUERY <thread id>`` over
+        a short-lived second connection with the same credentials, and the rest
+        (up to the server's error 1317) is dropped.  The server then gets COM_QUIT
+        and does not count an aborted client (as mysqlclient, which reads the whole
+        remainder instead).  When that fails (the second connection is refused,
+        the server does not stop), the socket is closed after at most about 5 s.
+
         Raises
         ------
         OperationalError
@@ -835,6 +849,8 @@ class Connection:
             raise self._closed_error()
         if core is not None:
             was_open = core.open
+            if core.open and (core.rows_pending or core.more_results):
+                self._end_pending_for_close(core)
             core.close()   # ProgrammingError while another thread uses it: nothing changes
             self._owner = None
             self._stmt_cache.clear()   # statements die with the connection
@@ -941,6 +957,43 @@ class Connection:
             state = rows[0][0]
             return state.decode("ascii") if isinstance(state, bytes) else str(state)
         return None
+
+    #: seconds to drop unread rows before stopping the statement (close()), and after it
+    _CLOSE_DRAIN = (0.2, 5.0)
+
+    def _end_pending_for_close(self, core):
+        """Bring a connection with unread results back to idle so that close() can say
+        COM_QUIT; errors only mean the socket is closed without it."""
+        try:
+            if core.drain(self._CLOSE_DRAIN[0], closing=True):
+                return
+            self._kill_query_side(core.thread_id)
+            core.drain(self._CLOSE_DRAIN[1], closing=True)
+        except Error:
+            pass
+
+    def _kill_query_side(self, thread_id):
+        """``KILL QUERY thread_id`` over a new core connection made with this one's
+        address, credentials and TLS options (none of the session statements)."""
+        side = self._core_module.Connection()
+        unix_socket = self._socket_path      # where _connect() went
+        connect_timeout = self._timeouts[0]
+        opts = dict(self._secure_options, compress=False)
+        try:
+            side.connect(
+                host=(None if unix_socket else
+                      "127.0.0.1" if self.host == "localhost" else self.host),
+                port=self.port,
+                unix_socket=unix_socket,
+                user=_to_bytes(self.user, self.encoding, "user"),
+                password=_to_bytes(self._password, "utf-8", "password"),
+                collation=self._handshake_collation,
+                connect_timeout=2.0 if connect_timeout is None else min(connect_timeout, 2.0),
+                read_timeout=2.0, write_timeout=2.0,
+                server_hostname=self.host, **opts)
+            side.query(b"KILL QUERY %d" % int(thread_id))
+        finally:
+            side.close()
 
     @property
     def open(self):
@@ -1118,6 +1171,79 @@ class Connection:
         """Kill the server connection `thread_id` (``KILL <thread_id>``; mysqlclient's
         and PyMySQL's method).  Raises OperationalError(1094) for an unknown id."""
         self._internal_query(b"KILL %d" % int(thread_id))
+
+    def change_user(self, user, passwd=None, db=None, *, password=None, database=None):
+        """Log in again as `user` on this connection (COM_CHANGE_USER; mysqlclient's
+        ``change_user(user, passwd=None, db=None)``).
+
+        The whole authentication exchange runs again (the server may switch to any
+        plugin the connect supports: native, caching_sha2, sha256, ed25519, ...),
+        with the connection's character set and connection attributes.  The server
+        resets the session: session variables return to their defaults (autocommit
+        included, as with mysqlclient, which does not set it again), temporary
+        tables and prepared statements are gone; the prepared-statement cache is
+        cleared, and ``SET NAMES`` runs again when the connection needed it.
+
+        Parameters
+        ----------
+        user : str or bytes
+        passwd, password : str or bytes, optional
+            The new user's password (`password` is PyMySQL's name).
+        db, database : str or bytes, optional
+            The new default database; None: no default database.
+
+        Raises
+        ------
+        OperationalError
+            1045 when the login is refused (MariaDB keeps the previous user's
+            session, and the connection stays usable), 1044 for a database the user
+            may not use; 2013/2006 when the connection is lost (it is closed);
+            2006 on a connection closed with close() (as mysqlclient).
+        """
+        self._check_closed()
+        if password is None:
+            password = passwd
+        if database is None:
+            database = db
+        enc = self.encoding
+        if not self._lock.acquire(False):
+            raise _busy()
+        try:
+            self._discard_pending()
+            self._owner = None
+            try:
+                self._conn.change_user(_to_bytes(user, enc, "user"),
+                                       _to_bytes(password, "utf-8", "password"),
+                                       _to_bytes(database, enc, "database"))
+            finally:
+                # the server drops the session's statements with the command
+                self._stmt_cache.clear()
+                self._max_allowed_packet = None
+            self.user = user
+            self._password = password
+            self.database = self.db = database
+            if self._set_names:
+                self._internal_query_locked(self._conn, self._set_names.encode("ascii"))
+        finally:
+            self._lock.release()
+
+    def stat(self):
+        """The server's status line (COM_STATISTICS; mysqlclient's ``stat()``), e.g.
+        ``'Uptime: 42  Threads: 1  Questions: 21  ...'`` (str).
+
+        Raises OperationalError 2006 on a closed or lost connection (as
+        mysqlclient)."""
+        self._check_closed()
+        self._discard_pending()
+        return self._conn.stat()
+
+    def fileno(self):
+        """The socket's file descriptor (int; mysqlclient's ``fileno()``).
+
+        Raises OperationalError 2006 on a closed or lost connection (as
+        mysqlclient)."""
+        self._check_closed()
+        return self._conn.fileno()
 
     @property
     def client_flag(self):

@@ -81,9 +81,20 @@ class Error(MySQLError):
     """Base class of all other error exceptions, not of :class:`Warning` (PEP 249).
 
     ``args`` is ``(errno: int, message: str)``.
+
+    Attributes
+    ----------
+    sqlstate : str
+        The 5-character SQLSTATE: for a server error the one its ERR packet carries
+        (``'#'`` marker + 5 characters, e.g. ``"42S02"`` for 1146), ``"HY000"`` for
+        client-side errors and for an ERR packet without the marker (as
+        libmysqlclient's ``mysql_sqlstate()``).  Set by the C core where it creates
+        the exception; this class default covers errors raised in Python.
     """
 
     __module__ = "mysqlc"
+
+    sqlstate = "HY000"
 
 
 class InterfaceError(Error):

@@ -50,8 +50,60 @@ static void conn_close_socket(mc_conn *c) {
         Py_BEGIN_ALLOW_THREADS
         close(fd);
         Py_END_ALLOW_THREADS
+        c->lost = 1;   /* lost, not close()d (Conn_close() clears it) */
     }
     c->state = ST_IDLE;
+}
+
+/* Remember the error of the current command for last_errno / last_error / last_sqlstate
+   (mysql_errno(), mysql_error(), mysql_sqlstate()).  msg is borrowed; never fails. */
+static void conn_record_error(mc_conn *c, int errnum, PyObject *msg, const char *sqlstate) {
+    c->last_errno = errnum;
+    Py_XINCREF(msg);
+    Py_XSETREF(c->last_error, msg);
+    memcpy(c->last_sqlstate, sqlstate, 5);
+    c->last_sqlstate[5] = 0;
+}
+
+/* A new command starts with no error (as libmysqlclient clears mysql_errno()). */
+static void conn_clear_error(mc_conn *c) {
+    c->last_errno = 0;
+    Py_CLEAR(c->last_error);
+    memcpy(c->last_sqlstate, "00000", 6);
+}
+
+/* Set exc.sqlstate (a 5-character str); errors in doing so are dropped. */
+static void set_exc_sqlstate(PyObject *exc, const char *sqlstate) {
+    PyObject *s = PyUnicode_FromStringAndSize(sqlstate, 5);
+    if (!s || PyObject_SetAttrString(exc, "sqlstate", s) < 0) PyErr_Clear();
+    Py_XDECREF(s);
+}
+
+/* Raise cls(errnum, msg) with sqlstate "HY000" (a client-side error) and record it as
+   the connection's last error; the connection stays as it is.  NULL. */
+static PyObject *conn_client_error(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...) {
+    va_list va;
+    va_start(va, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, va);
+    va_end(va);
+    if (!msg) return NULL;
+    conn_record_error(c, errnum, msg, "HY000");
+    PyObject *exc = PyObject_CallFunction(cls, "iO", errnum, msg);
+    Py_DECREF(msg);
+    if (!exc) return NULL;
+    set_exc_sqlstate(exc, "HY000");
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+/* The error for using a connection whose socket is closed: OperationalError 2006
+   "Server has gone away", as libmysqlclient answers every command after close() or
+   after the connection was lost (an error, a timeout, an interrupt; the message then
+   says so).  NULL. */
+static PyObject *raise_closed(mc_conn *c) {
+    return conn_client_error(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
+                             "Server has gone away");
 }
 
 /* Raise cls(errnum, msg) and close the connection (the stream is no longer in sync). */
@@ -62,9 +114,11 @@ static PyObject *conn_fatal(mc_conn *c, PyObject *cls, int errnum, const char *f
     va_end(va);
     conn_close_socket(c);
     if (!msg) return NULL;
+    conn_record_error(c, errnum, msg, "HY000");
     PyObject *exc = PyObject_CallFunction(cls, "iO", errnum, msg);
     Py_DECREF(msg);
     if (!exc) return NULL;
+    set_exc_sqlstate(exc, "HY000");
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);
     return NULL;
@@ -269,6 +323,28 @@ static int recv_frame(mc_conn *c) {
     return 0;
 }
 
+/* Ctrl-C and other signals (PyErr_CheckSignals) are honoured at the packet layer, not
+   only when a syscall is interrupted: every MC_SIGNAL_PACKETS packets taken from the
+   receive buffer and before every read from the socket, so that every path that reads
+   packets (buffered, unbuffered and prepared rows, server cursors, the columnar reader,
+   executemany, LOAD DATA) stops within a few milliseconds of decoding.  When a handler
+   raises (KeyboardInterrupt), the connection is closed: the rest of the response (up to
+   millions of rows) cannot be drained in a bounded time, and a half-read response cannot
+   be resumed.  Later use raises OperationalError 2006.  0, or -1 with the exception. */
+#define MC_SIGNAL_PACKETS 1024u
+
+#if defined(__GNUC__)
+__attribute__((noinline, cold))   /* keep the packet fast path small */
+#endif
+static int conn_check_signals(mc_conn *c) {
+    c->sig_countdown = MC_SIGNAL_PACKETS;
+    if (PyErr_CheckSignals() < 0) {
+        conn_close_socket(c);   /* keeps the exception set */
+        return -1;
+    }
+    return 0;
+}
+
 /* Append at least one byte of the (decompressed) packet stream to rbuf. 0 or -1. */
 static int conn_recv_some(mc_conn *c) {
     if (c->compress) return recv_frame(c);
@@ -291,9 +367,10 @@ static int conn_fill(mc_conn *c, size_t need) {
         return -1;
     }
     if (c->fd < 0) {
-        mc_raise(c->st->OperationalError, CR_SERVER_GONE_ERROR, "Server has gone away");
+        raise_closed(c);
         return -1;
     }
+    if (conn_check_signals(c) < 0) return -1;
     if (buf_make_room(&c->rbuf, &c->rcap, &c->rpos, &c->rend, need) < 0) return -1;
     while (c->rend - c->rpos < need)
         if (conn_recv_some(c) < 0) return -1;
@@ -311,6 +388,7 @@ static inline int conn_read_packet(mc_conn *c, const unsigned char **payload, si
         const unsigned char *h = c->rbuf + c->rpos;
         size_t plen = mc_load_u24(h);
         if (plen < MC_MAX_PACKET && avail >= 4 + plen && (h[3] == c->seq || c->compress)) {
+            if (--c->sig_countdown == 0 && conn_check_signals(c) < 0) return -1;
             c->seq = (uint8_t)(h[3] + 1);
             *payload = h + 4;
             *len = plen;
@@ -522,7 +600,7 @@ static int send_compressed(mc_conn *c, const unsigned char *data, size_t len) {
 static int conn_send(mc_conn *c, const unsigned char *prefix, size_t plen,
                      const unsigned char *data, size_t dlen) {
     if (c->fd < 0) {
-        mc_raise(c->st->OperationalError, CR_SERVER_GONE_ERROR, "Server has gone away");
+        raise_closed(c);
         return -1;
     }
     size_t total = plen + dlen, sent = 0;
@@ -569,6 +647,7 @@ static int conn_send(mc_conn *c, const unsigned char *prefix, size_t plen,
 
 /* Start a command: sequence id 0, then send cmd + arg. */
 static int conn_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t arglen) {
+    conn_clear_error(c);
     c->seq = 0;
     c->cseq = 0;
     /* shrink an oversized receive buffer left by a large result */
@@ -635,18 +714,27 @@ static PyObject *raise_err_packet(mc_conn *c, const unsigned char *p, size_t n) 
     mc_reader_init(&r, p, n);
     if (mc_reader_u8(&r, &hdr) < 0 || mc_reader_u16(&r, &errnum) < 0)
         return malformed(c, "short ERR packet");
+    /* '#' + 5-character SQLSTATE (CLIENT_PROTOCOL_41), else the generic "HY000" as
+       libmysqlclient's mysql_sqlstate(); the 5 characters must be printable ASCII */
+    char sqlstate[6] = "HY000";
     if (c->client_flag & CLIENT_PROTOCOL_41 || c->protocol_version == 0) {
-        if (mc_reader_left(&r) >= 6 && r.p[0] == '#')
-            r.p += 6;   /* '#' + 5-byte SQLSTATE */
+        if (mc_reader_left(&r) >= 6 && r.p[0] == '#') {
+            int ok = 1;
+            for (int i = 1; i <= 5; i++) ok &= r.p[i] > 0x20 && r.p[i] < 0x7F;
+            if (ok) memcpy(sqlstate, r.p + 1, 5);
+            r.p += 6;
+        }
     }
     PyObject *msg = PyUnicode_DecodeUTF8((const char *)r.p, (Py_ssize_t)mc_reader_left(&r), "replace");
     if (!msg) return NULL;
+    conn_record_error(c, (int)errnum, msg, sqlstate);
     PyObject *cls = PyObject_CallFunction(c->st->error_class_for, "i", (int)errnum);
     if (!cls) { Py_DECREF(msg); return NULL; }
     PyObject *exc = PyObject_CallFunction(cls, "iO", (int)errnum, msg);
     Py_DECREF(cls);
     Py_DECREF(msg);
     if (!exc) return NULL;
+    set_exc_sqlstate(exc, sqlstate);
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);
     return NULL;
@@ -710,6 +798,7 @@ static void after_result(mc_conn *c) {
 static int send_file_chunk(mc_conn *c, const unsigned char *d, size_t n) {
     while (n > 0) {
         size_t k = n > (1u << 20) ? (1u << 20) : n;
+        if (conn_check_signals(c) < 0) return -1;   /* the file cannot be resumed: closed */
         if (conn_send(c, d, k, NULL, 0) < 0) return -1;
         d += k;
         n -= k;
@@ -774,6 +863,20 @@ static Py_ssize_t local_infile(mc_conn *c, const unsigned char *name, size_t nam
 lost:
     Py_XDECREF(exc_t); Py_XDECREF(exc_v); Py_XDECREF(exc_tb);
     return -1;
+}
+
+/* use_unicode=False (mysqlclient): every column that would decode to str -- CHAR, VARCHAR,
+   TEXT, ENUM, SET, JSON in any character set -- gives the wire bytes instead, also as the
+   argument of a user converter; numbers, DECIMAL, dates and times are unchanged.  Chosen
+   once per result set, so the default path pays nothing per value. */
+static void plan_text_as_bytes(mc_column_plan *col) {
+    mc_dec_kind *k = col->kind == MC_DEC_CONVERTER ? &col->arg_kind : &col->kind;
+    if (*k == MC_DEC_STR_UTF8 || *k == MC_DEC_STR_LATIN1 || *k == MC_DEC_STR_ASCII ||
+        *k == MC_DEC_STR_CODEC) {
+        *k = MC_DEC_BYTES;
+        col->codec = NULL;
+        Py_CLEAR(col->codec_obj);
+    }
 }
 
 /* Read a COM_QUERY response's first packet and, for a result set, its column definitions.
@@ -887,6 +990,7 @@ static Py_ssize_t read_query_response(mc_conn *c) {
         (void)catalog_n; (void)schema_n; (void)org_table_n; (void)org_name_n;
         if (mc_plan_column(c->st, &c->plan[i], type, flags, charset, c->converters) < 0)
             goto error;
+        if (!c->use_unicode) plan_text_as_bytes(&c->plan[i]);
         c->plan[i].decimals = decimals;
         c->plan[i].length = length;
         if (c->plan[i].converter) c->has_converters = 1;
@@ -1167,6 +1271,11 @@ static int next_row_packet(mc_conn *c, const unsigned char **p, size_t *n) {
 /* ================================================================ guard */
 
 static int enter(mc_conn *c) {
+    if (c->closing) {   /* another thread is closing it (drain(closing=True), then close()) */
+        conn_client_error(c, c->st->InterfaceError, 0,
+                          "the connection was closed (close() from another thread)");
+        return -1;
+    }
     if (c->in_use) {
         mc_raise(c->st->ProgrammingError, 0,
                  "this connection is being used by another thread (or re-entered from a "
@@ -1174,7 +1283,7 @@ static int enter(mc_conn *c) {
         return -1;
     }
     if (c->fd < 0 && !c->replaying) {
-        mc_raise(c->st->OperationalError, CR_SERVER_GONE_ERROR, "Server has gone away");
+        raise_closed(c);
         return -1;
     }
     c->in_use = 1;
@@ -1211,6 +1320,9 @@ static PyObject *Conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     if (!c) return NULL;
     c->fd = -1;
     c->read_timeout = c->write_timeout = -1;
+    c->sig_countdown = MC_SIGNAL_PACKETS;
+    c->use_unicode = 1;
+    memcpy(c->last_sqlstate, "00000", 6);
     c->st = mc_state_from_type(type);
     if (!c->st) { Py_DECREF(c); return NULL; }
     c->module = PyType_GetModule(type);   /* the type is not subclassable */
@@ -1231,6 +1343,7 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(c->auth_plugins);
     Py_VISIT(c->infile_handler);
     Py_VISIT(c->meta_cache);
+    Py_VISIT(c->connect_attrs);
     Py_VISIT(c->description);
     Py_VISIT(c->column_names);
     Py_VISIT(c->column_tables);
@@ -1251,13 +1364,15 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->server_public_key);
     Py_CLEAR(c->infile_handler);
     Py_CLEAR(c->meta_cache);
+    Py_CLEAR(c->last_error);
+    Py_CLEAR(c->connect_attrs);
     return 0;
 }
 
 static void Conn_dealloc(mc_conn *c) {
     PyTypeObject *tp = Py_TYPE(c);
     PyObject_GC_UnTrack(c);
-    if (c->fd >= 0 && !c->ssl && !c->compress && c->state == ST_IDLE) {
+    if (c->fd >= 0 && !c->ssl && !c->compress && (c->state == ST_IDLE || c->state == ST_CURSOR)) {
         /* dropped without close(): still say goodbye (COM_QUIT), without blocking */
         unsigned char pkt[5] = {1, 0, 0, 0, COM_QUIT};
         (void)send(c->fd, pkt, sizeof(pkt), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -1637,6 +1752,59 @@ static int read_initial_packet(mc_conn *c, const unsigned char **p, size_t *n) {
     return -1;
 }
 
+/* The authentication exchange after the HandshakeResponse41 or COM_CHANGE_USER has been
+   sent: OK, ERR, AuthSwitchRequest (0xFE) or AuthMoreData (0x01) until OK.  0 with the OK
+   parsed; -1 with the exception (ERR: the server's error, the connection left open for
+   the caller to decide; anything malformed: the connection closed). */
+static int auth_exchange(mc_conn *c, auth_state *a, span password, mc_writer *authout) {
+    const unsigned char *p;
+    size_t n;
+    mc_reader r;
+    int rounds = 0;
+    for (;;) {
+        if (++rounds > 16) { malformed(c, "too many authentication round trips"); return -1; }
+        if (conn_read_packet(c, &p, &n) < 0) return -1;
+        if (n == 0) { malformed(c, "empty authentication reply"); return -1; }
+        if (p[0] == 0x00) return parse_ok(c, p, n);
+        if (p[0] == 0xFF) {
+            raise_err_packet(c, p, n);
+            return -1;
+        }
+        if (p[0] == 0xFE) {
+            if (n == 1) {   /* old AuthSwitchRequest: mysql_old_password */
+                conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
+                           "Server requested the insecure pre-4.1 password authentication");
+                return -1;
+            }
+            const unsigned char *pn, *data;
+            size_t pn_n, data_n;
+            mc_reader_init(&r, p + 1, n - 1);
+            if (mc_reader_nulstr(&r, &pn, &pn_n) < 0) { malformed(c, "bad AuthSwitchRequest"); return -1; }
+            data = r.p;
+            data_n = mc_reader_left(&r);
+            while (data_n > 0 && data[data_n - 1] == 0) data_n--;
+            if (pn_n == 0 || pn_n >= sizeof(a->plugin)) { malformed(c, "bad plugin name"); return -1; }
+            memcpy(a->plugin, pn, pn_n);
+            a->plugin[pn_n] = 0;
+            if (data_n > sizeof(a->nonce)) data_n = sizeof(a->nonce);
+            memcpy(a->nonce, data, data_n);
+            a->nonce_len = data_n;
+            a->pubkey_requested = 0;
+            if (auth_first(c, a, password, authout) < 0) return -1;
+            if (conn_send(c, authout->buf, authout->len, NULL, 0) < 0) return -1;
+            continue;
+        }
+        if (p[0] == 0x01) {
+            int m = auth_more(c, a, password, p + 1, n - 1, authout);
+            if (m < 0) return -1;
+            if (m == 1 && conn_send(c, authout->buf, authout->len, NULL, 0) < 0) return -1;
+            continue;
+        }
+        malformed(c, "unexpected authentication reply");
+        return -1;
+    }
+}
+
 static int do_handshake(mc_conn *c, span user, span password, span database,
                         const connect_opts *o) {
     const unsigned char *p;
@@ -1728,6 +1896,12 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
         /* answer with the server's default plugin when we implement it in C */
         if (plugin_known(srv) && strcmp(srv, "mysql_clear_password") != 0) strcpy(a.plugin, srv);
     }
+    /* COM_CHANGE_USER answers the handshake's scramble with the same first plugin */
+    memcpy(c->scramble, a.nonce, a.nonce_len);
+    c->scramble_len = a.nonce_len;
+    memcpy(c->first_plugin, a.plugin, sizeof(a.plugin));
+    c->handshake_collation = (uint8_t)(o->collation & 0xFF);
+    Py_XSETREF(c->connect_attrs, o->attrs ? Py_NewRef(o->attrs) : NULL);
 
     uint32_t want = CLIENT_LONG_PASSWORD | CLIENT_LONG_FLAG | CLIENT_PROTOCOL_41 |
                     CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH |
@@ -1802,53 +1976,8 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
         if (put_attrs(w, o->attrs) < 0) goto done;
     }
     if (conn_send(c, w->buf, w->len, NULL, 0) < 0) goto done;
-
-    /* Authentication exchange: OK, ERR, AuthSwitchRequest (0xFE) or AuthMoreData (0x01). */
-    int rounds = 0;
-    for (;;) {
-        if (++rounds > 16) { malformed(c, "too many authentication round trips"); goto done; }
-        if (conn_read_packet(c, &p, &n) < 0) goto done;
-        if (n == 0) { malformed(c, "empty authentication reply"); goto done; }
-        if (p[0] == 0x00) {
-            if (parse_ok(c, p, n) < 0) goto done;
-            break;
-        }
-        if (p[0] == 0xFF) {
-            raise_err_packet(c, p, n);
-            conn_close_socket(c);
-            goto done;
-        }
-        if (p[0] == 0xFE) {
-            if (n == 1) {   /* old AuthSwitchRequest: mysql_old_password */
-                conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
-                           "Server requested the insecure pre-4.1 password authentication");
-                goto done;
-            }
-            const unsigned char *pn, *data;
-            size_t pn_n, data_n;
-            mc_reader_init(&r, p + 1, n - 1);
-            if (mc_reader_nulstr(&r, &pn, &pn_n) < 0) { malformed(c, "bad AuthSwitchRequest"); goto done; }
-            data = r.p;
-            data_n = mc_reader_left(&r);
-            while (data_n > 0 && data[data_n - 1] == 0) data_n--;
-            if (pn_n == 0 || pn_n >= sizeof(a.plugin)) { malformed(c, "bad plugin name"); goto done; }
-            memcpy(a.plugin, pn, pn_n);
-            a.plugin[pn_n] = 0;
-            if (data_n > sizeof(a.nonce)) data_n = sizeof(a.nonce);
-            memcpy(a.nonce, data, data_n);
-            a.nonce_len = data_n;
-            a.pubkey_requested = 0;
-            if (auth_first(c, &a, password, &authout) < 0) goto done;
-            if (conn_send(c, authout.buf, authout.len, NULL, 0) < 0) goto done;
-            continue;
-        }
-        if (p[0] == 0x01) {
-            int m = auth_more(c, &a, password, p + 1, n - 1, &authout);
-            if (m < 0) goto done;
-            if (m == 1 && conn_send(c, authout.buf, authout.len, NULL, 0) < 0) goto done;
-            continue;
-        }
-        malformed(c, "unexpected authentication reply");
+    if (auth_exchange(c, &a, password, &authout) < 0) {
+        conn_close_socket(c);   /* a refused login ends the connection */
         goto done;
     }
     Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(a.plugin));
@@ -1985,6 +2114,9 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     c->zpos = c->zend = 0;
     c->compress = 0;
     c->replaying = 0;
+    c->lost = 0;
+    c->closing = 0;
+    conn_clear_error(c);
     c->in_use = 1;
     if (open_socket(c, host, port, unix_socket, o.connect_timeout) < 0) {
         c->in_use = 0;
@@ -2014,8 +2146,8 @@ done:
 
 static int check_idle(mc_conn *c) {
     if (c->state != ST_IDLE) {
-        mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
-                 "Commands out of sync; you can't run this command now");
+        conn_client_error(c, c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                          "Commands out of sync; you can't run this command now");
         return -1;
     }
     return 0;
@@ -2491,6 +2623,9 @@ static PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kw
     Py_ssize_t batch_start_row = 0;
     size_t batch_start = 0;
     for (Py_ssize_t r = 0; r < nrows; r++) {
+        /* Ctrl-C while millions of rows are encoded: nothing is sent yet, the connection
+           stays in sync */
+        if ((r & 1023) == 1023 && PyErr_CheckSignals() < 0) goto out;
         PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, r), "each row must be a sequence");
         if (!row) { goto out; }
         if (PySequence_Fast_GET_SIZE(row) != np) {
@@ -2712,13 +2847,211 @@ static PyObject *Conn_select_db(mc_conn *c, PyObject *arg) {
     return r;
 }
 
+/* ---------------------------------------------------------------- change_user, stat, fileno */
+
+#define COM_STATISTICS  0x09
+#define COM_CHANGE_USER 0x11
+
+/* change_user(user, password=None, database=None)  [COM_CHANGE_USER]
+   Logs in again as `user` on this connection with the whole authentication exchange of
+   the handshake: the first answer uses the handshake's scramble and plugin, and the server
+   may switch to any plugin the handshake supports (C ones and the auth_plugins dict).  The
+   handshake's collation and connection attributes are sent again.  The server resets the
+   session: prepared statements (and the metadata cached for them) are gone, session
+   variables return to their defaults.  Raises the server's error (e.g. OperationalError
+   1045) when the login is refused; MariaDB then keeps the previous session and the
+   connection stays usable.  A malformed exchange closes the connection. */
+static PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"user", "password", "database", NULL};
+    PyObject *user, *password = Py_None, *database = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO:change_user", kwlist, &user, &password,
+                                     &database))
+        return NULL;
+    span su, sp, sd;
+    Py_buffer vu, vp, vd;
+    vu.obj = vp.obj = vd.obj = NULL;
+    PyObject *ret = NULL;
+    mc_writer authout = {0}, w = {0};
+    int entered = 0;
+    if (get_span(user, &su, &vu, "user") < 0 || get_span(password, &sp, &vp, "password") < 0 ||
+        get_span(database, &sd, &vd, "database") < 0)
+        goto done;
+    if ((su.data && memchr(su.data, 0, su.len)) || (sd.data && memchr(sd.data, 0, sd.len))) {
+        PyErr_SetString(PyExc_ValueError, "user and database must not contain NUL");
+        goto done;
+    }
+    if (!su.data) { su.data = (const unsigned char *)""; su.len = 0; }
+    if (!sp.data) { sp.data = (const unsigned char *)""; sp.len = 0; }
+    if (enter(c) < 0) goto done;
+    entered = 1;
+    if (check_idle(c) < 0) goto done;
+    auth_state a;
+    memset(&a, 0, sizeof(a));
+    memcpy(a.plugin, c->first_plugin, sizeof(a.plugin));
+    a.plugin[sizeof(a.plugin) - 1] = 0;
+    if (!a.plugin[0]) strcpy(a.plugin, "mysql_native_password");
+    memcpy(a.nonce, c->scramble, c->scramble_len);
+    a.nonce_len = c->scramble_len;
+    if (mc_writer_init(&authout, 64) < 0 || mc_writer_init(&w, 256) < 0) goto done;
+    if (auth_first(c, &a, sp, &authout) < 0) goto done;
+    /* COM_CHANGE_USER: user NUL, auth response (1-byte length with
+       CLIENT_SECURE_CONNECTION), database NUL, character set, plugin name, attributes */
+    if (mc_writer_put(&w, su.data, su.len) < 0 || mc_writer_u8(&w, 0) < 0) goto done;
+    if (c->client_flag & CLIENT_SECURE_CONNECTION) {
+        if (authout.len > 255) { malformed(c, "authentication response too long"); goto done; }
+        if (mc_writer_u8(&w, (uint8_t)authout.len) < 0 ||
+            mc_writer_put(&w, authout.buf, authout.len) < 0)
+            goto done;
+    } else if (mc_writer_put(&w, authout.buf, authout.len) < 0 || mc_writer_u8(&w, 0) < 0) {
+        goto done;
+    }
+    if ((sd.data && mc_writer_put(&w, sd.data, sd.len) < 0) || mc_writer_u8(&w, 0) < 0 ||
+        mc_writer_u16(&w, c->handshake_collation) < 0)
+        goto done;
+    if ((c->client_flag & CLIENT_PLUGIN_AUTH) &&
+        (mc_writer_put(&w, a.plugin, strlen(a.plugin)) < 0 || mc_writer_u8(&w, 0) < 0))
+        goto done;
+    if ((c->client_flag & CLIENT_CONNECT_ATTRS) && c->connect_attrs &&
+        put_attrs(&w, c->connect_attrs) < 0)
+        goto done;
+    clear_result(c);
+    if (conn_command(c, COM_CHANGE_USER, w.buf, w.len) < 0) goto done;
+    /* whatever the outcome, the server has dropped this session's prepared statements
+       when it accepted the command */
+    if (c->meta_cache) PyDict_Clear(c->meta_cache);
+    if (auth_exchange(c, &a, sp, &authout) < 0) goto done;
+    Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(a.plugin));
+    if (!c->auth_plugin_name) goto done;
+    c->state = ST_IDLE;
+    ret = Py_NewRef(Py_None);
+done:
+    if (entered) leave(c);
+    if (authout.buf) memset(authout.buf, 0, authout.cap);
+    if (w.buf) memset(w.buf, 0, w.cap);
+    mc_writer_free(&authout);
+    mc_writer_free(&w);
+    if (vu.obj) PyBuffer_Release(&vu);
+    if (vp.obj) PyBuffer_Release(&vp);
+    if (vd.obj) PyBuffer_Release(&vd);
+    return ret;
+}
+
+/* stat() -> str  [COM_STATISTICS]: the server's status line ("Uptime: ...  Threads: ..."),
+   as mysql_stat(). */
+static PyObject *Conn_stat(mc_conn *c, PyObject *noargs) {
+    if (enter(c) < 0) return NULL;
+    PyObject *ret = NULL;
+    const unsigned char *p;
+    size_t n;
+    if (check_idle(c) < 0) goto done;
+    if (conn_command(c, COM_STATISTICS, NULL, 0) < 0) goto done;
+    if (conn_read_packet(c, &p, &n) < 0) goto done;
+    /* the answer is a bare string<EOF>; an ERR packet can only start with 0xFF */
+    if (n >= 3 && p[0] == 0xFF) { raise_err_packet(c, p, n); goto done; }
+    ret = PyUnicode_DecodeUTF8((const char *)p, (Py_ssize_t)n, "replace");
+done:
+    leave(c);
+    return ret;
+}
+
+/* fileno() -> int: the socket's file descriptor (mysqlclient's fileno()); raises the
+   closed-connection error when there is no socket. */
+static PyObject *Conn_fileno(mc_conn *c, PyObject *noargs) {
+    if (c->fd < 0) return raise_closed(c);
+    return PyLong_FromLong(c->fd);
+}
+
+/* drain(timeout, closing=False) -> bool: read and drop, without decoding a value, what is left of the
+   current response (unread rows, further results) for at most `timeout` seconds, so
+   that close() can end with COM_QUIT instead of leaving the server an aborted client.
+   True: the server waits for a command (an open server-side cursor counts: it is idle);
+   False: the time ran out first, the connection is left as it is (the caller may stop
+   the statement with KILL QUERY and drain again).  A server error that ends a result
+   (1317 after KILL QUERY) is dropped.  Raises when the connection is lost (then
+   closed), or on Ctrl-C (closed too).  closing=True (close() follows): from now on other
+   users of the connection (another thread between two batches) get InterfaceError "the
+   connection was closed" instead of a read that races the drain. */
+static PyObject *Conn_drain(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"timeout", "closing", NULL};
+    double timeout;
+    int closing = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "d|p:drain", kwlist, &timeout, &closing))
+        return NULL;
+    if (!(timeout >= 0) || isinf(timeout)) {
+        PyErr_SetString(PyExc_ValueError, "timeout must be a finite number of seconds >= 0");
+        return NULL;
+    }
+    if (c->fd < 0) Py_RETURN_FALSE;
+    if (closing && c->closing && !c->in_use) {
+        c->in_use = 1;   /* the closer's second drain */
+    } else {
+        if (enter(c) < 0) return NULL;
+        if (closing) c->closing = 1;
+    }
+    double deadline = monotonic() + timeout;
+    int done = 0, failed = 0;
+    unsigned k = 0;
+    while (!done) {
+        if (c->state == ST_IDLE || c->state == ST_CURSOR) { done = 1; break; }
+        if (c->state == ST_MORE) {
+            c->state = ST_IDLE;
+            if (read_query_response(c) < 0) {
+                if (c->fd < 0) { failed = 1; break; }
+                PyErr_Clear();   /* a statement of the batch failed: the batch ends */
+            }
+            continue;
+        }
+        /* ST_ROWS: wait for bytes only while the time lasts */
+        size_t avail = c->rend - c->rpos;
+        int buffered = (avail >= 4 && avail >= 4 + (size_t)mc_load_u24(c->rbuf + c->rpos)) ||
+                       (c->compress && c->zend > c->zpos) ||
+                       (c->ssl && SSL_pending(c->ssl) > 0);
+        if (!buffered) {
+            double left = deadline - monotonic();
+            if (left <= 0) break;
+            int w, e = 0, fd = c->fd;
+            Py_BEGIN_ALLOW_THREADS
+            w = wait_fd(fd, POLLIN, left);
+            if (w < 0) e = errno;
+            Py_END_ALLOW_THREADS
+            if (w == 0) break;
+            if (w < 0) {
+                if (e == EINTR && conn_check_signals(c) == 0) continue;
+                if (e != EINTR)
+                    conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                               "Lost connection to server during query (%s)", strerror(e));
+                failed = 1;
+                break;
+            }
+        }
+        const unsigned char *p;
+        size_t n;
+        int r = next_row_packet(c, &p, &n);
+        if (r < 0) {
+            if (c->fd < 0) { failed = 1; break; }
+            PyErr_Clear();   /* the server ended the result with an error (KILL QUERY) */
+            continue;
+        }
+        if (r == 1) c->rows_read++;
+        if ((++k & 1023u) == 0 && monotonic() > deadline) break;
+    }
+    leave(c);
+    if (failed) return NULL;
+    return PyBool_FromLong(done);
+}
+
 static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
-    if (c->fd < 0) Py_RETURN_NONE;
+    if (c->fd < 0) {
+        c->lost = 0;   /* close() after a lost connection */
+        c->closing = 0;
+        Py_RETURN_NONE;
+    }
     if (c->in_use)
         return mc_raise(c->st->ProgrammingError, 0,
                         "this connection is being used by another thread");
-    if (c->state == ST_IDLE) {
-        /* COM_QUIT: best effort and non-blocking; the server closes without answering */
+    if (c->state == ST_IDLE || c->state == ST_CURSOR) {
+        /* COM_QUIT: best effort and non-blocking; the server closes without answering
+           (with a server-side cursor open the server is idle too) */
         unsigned char pkt[12] = {1, 0, 0, 0, COM_QUIT};
         size_t len = 5;
         if (c->compress) {   /* one stored (uncompressed) frame around the packet */
@@ -2741,6 +3074,8 @@ static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
         Py_END_ALLOW_THREADS
     }
     conn_close_socket(c);
+    c->lost = 0;   /* closed on purpose */
+    c->closing = 0;
     clear_result(c);
     Py_RETURN_NONE;
 }
@@ -2876,6 +3211,25 @@ static int set_max_packet(mc_conn *c, PyObject *v, void *closure) {
     return 0;
 }
 
+static PyObject *get_last_errno(mc_conn *c, void *x) { return PyLong_FromLong(c->last_errno); }
+static PyObject *get_last_error(mc_conn *c, void *x) {
+    if (!c->last_error) return PyUnicode_FromStringAndSize("", 0);
+    return Py_NewRef(c->last_error);
+}
+static PyObject *get_last_sqlstate(mc_conn *c, void *x) {
+    return PyUnicode_FromStringAndSize(c->last_sqlstate, 5);
+}
+static PyObject *get_use_unicode(mc_conn *c, void *x) { return PyBool_FromLong(c->use_unicode); }
+static int set_use_unicode(mc_conn *c, PyObject *v, void *x) {
+    int b = v ? PyObject_IsTrue(v) : -1;
+    if (b < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "use_unicode cannot be deleted");
+        return -1;
+    }
+    c->use_unicode = b;
+    return 0;
+}
+
 static PyGetSetDef Conn_getset[] = {
     {"max_allowed_packet", (getter)get_max_packet, (setter)set_max_packet,
      "the session's max_allowed_packet (bytes) as read by the core (once, when a command "
@@ -2885,6 +3239,15 @@ static PyGetSetDef Conn_getset[] = {
      "number of the current response: changes with every statement and next result", NULL},
     {"bulk_operations", (getter)get_bulk, NULL,
      "the server accepted MariaDB's COM_STMT_BULK_EXECUTE", NULL},
+    {"last_errno", (getter)get_last_errno, NULL,
+     "error number of the last command (mysql_errno()); 0 when it succeeded", NULL},
+    {"last_error", (getter)get_last_error, NULL,
+     "message of the last command's error (mysql_error()); '' when it succeeded", NULL},
+    {"last_sqlstate", (getter)get_last_sqlstate, NULL,
+     "SQLSTATE of the last command's error (mysql_sqlstate()); '00000' when it succeeded", NULL},
+    {"use_unicode", (getter)get_use_unicode, (setter)set_use_unicode,
+     "False: text columns (CHAR, VARCHAR, TEXT, ENUM, SET, JSON) come as bytes; read when a"
+     " result's column plan is built", NULL},
     {"server_version", (getter)get_server_version, NULL, "server version string from the handshake", NULL},
     {"protocol_version", (getter)get_protocol_version, NULL, NULL, NULL},
     {"thread_id", (getter)get_thread_id, NULL, "connection id from the handshake", NULL},
@@ -2930,6 +3293,14 @@ static PyMethodDef Conn_methods[] = {
     {"ping", (PyCFunction)Conn_ping, METH_NOARGS, NULL},
     {"select_db", (PyCFunction)Conn_select_db, METH_O, NULL},
     {"close", (PyCFunction)Conn_close, METH_NOARGS, NULL},
+    {"drain", (PyCFunction)(void (*)(void))Conn_drain, METH_VARARGS | METH_KEYWORDS,
+     "drain(timeout, closing=False) -> bool: drop the rest of the response (no decoding)"
+     " for at most timeout seconds; True when the server waits for a command"},
+    {"change_user", (PyCFunction)(void (*)(void))Conn_change_user, METH_VARARGS | METH_KEYWORDS,
+     "change_user(user, password=None, database=None): COM_CHANGE_USER with the whole"
+     " authentication exchange; the session (and its prepared statements) is reset"},
+    {"stat", (PyCFunction)Conn_stat, METH_NOARGS, "stat() -> str: COM_STATISTICS"},
+    {"fileno", (PyCFunction)Conn_fileno, METH_NOARGS, "fileno() -> int: the socket's descriptor"},
     {"stmt_prepare", (PyCFunction)Conn_stmt_prepare, METH_O,
      "stmt_prepare(sql: bytes) -> (statement_id, num_params, num_columns)"},
     {"stmt_execute", (PyCFunction)(void (*)(void))Conn_stmt_execute, METH_VARARGS | METH_KEYWORDS,

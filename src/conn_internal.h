@@ -77,6 +77,21 @@ typedef struct {
     int rows_mode;         /* store.c: 1 once a Store was read as rows: store() then keeps
                               nothing (rows are decoded in execute(), as before); 0 for a new
                               connection and after a columnar read: store() keeps the packets */
+    /* interrupts, lost connections, last error, text columns as bytes */
+    uint32_t sig_countdown; /* packets until the next PyErr_CheckSignals() (conn_read_packet) */
+    int lost;              /* the socket was closed by an error or an interrupt, not close() */
+    int closing;           /* drain(closing=True) began: close() follows, other users get
+                              InterfaceError "the connection was closed" */
+    int use_unicode;       /* 0: text columns decode to bytes (mysqlclient's use_unicode=False) */
+    int last_errno;        /* errno / message / SQLSTATE of the last command's error; 0 if none */
+    PyObject *last_error;  /* str or NULL */
+    char last_sqlstate[6]; /* "00000" when the last command succeeded */
+    /* what COM_CHANGE_USER repeats from the handshake */
+    unsigned char scramble[64];
+    size_t scramble_len;
+    char first_plugin[64];
+    uint8_t handshake_collation;
+    PyObject *connect_attrs;   /* dict str -> str or NULL */
 } mc_conn;
 
 /* conn.c functions columnar.c uses; same contracts as their static counterparts. */

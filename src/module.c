@@ -28,6 +28,10 @@ PyObject *mc_raise(PyObject *cls, int errnum, const char *fmt, ...) {
     PyObject *exc = PyObject_CallFunction(cls, "iO", errnum, msg);
     Py_DECREF(msg);
     if (!exc) return NULL;
+    /* a client-side error: the generic SQLSTATE, as libmysqlclient's mysql_sqlstate() */
+    PyObject *state = PyUnicode_FromString("HY000");
+    if (!state || PyObject_SetAttrString(exc, "sqlstate", state) < 0) PyErr_Clear();
+    Py_XDECREF(state);
     PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
     Py_DECREF(exc);
     return NULL;

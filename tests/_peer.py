@@ -391,6 +391,8 @@ def scripted(script, **kw):
 
 
 def assert_closed(c):
+    """After a lost connection: closed, and later use raises OperationalError 2006
+    ("server has gone away", as libmysqlclient after a lost connection)."""
     assert c.open is False
     with pytest.raises(mysqlc.OperationalError) as ei:   # CR_SERVER_GONE_ERROR, as mysqlclient
         c.query(b"SELECT 1")

@@ -776,7 +776,7 @@ def test_resolve_charset_options():
 
 
 @pytest.mark.parametrize("kwargs", [
-    {"protocol": "pipe"}, {"use_unicode": False}, {"named_pipe": True},
+    {"protocol": "pipe"}, {"named_pipe": True},   # (use_unicode=False works)
 ])
 def test_unsupported_options_raise_before_connecting(kwargs):
     if mysqlc._core is None:

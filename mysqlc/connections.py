@@ -877,17 +877,6 @@ class Connection:
         if len(args) >= 2 and type(args[0]) is int and args[0]:
             self._last_error = (args[0], str(args[1]), getattr(exc, "sqlstate", None))
 
-    def _core_last_error(self):
-        """(errno, message, sqlstate) from the core's own record of the last error
-        (attributes ``last_errno``, ``last_error``, ``last_sqlstate``) when the core
-        keeps one; else None."""
-        core = self._conn
-        errno = getattr(core, "last_errno", None)
-        if errno is None:
-            return None
-        return (errno, getattr(core, "last_error", "") or "",
-                getattr(core, "last_sqlstate", None) or ("00000" if not errno else "HY000"))
-
     def errno(self):
         """Error number of the last command (int), 0 when it succeeded
         (mysqlclient's ``_mysql`` method: server ``ER_*`` or client ``CR_*``
@@ -896,9 +885,6 @@ class Connection:
 
         Raises OperationalError(2006) on a connection closed with close()."""
         self._check_closed()
-        core_error = self._core_last_error()
-        if core_error is not None and core_error[0]:
-            return core_error[0]
         return self._last_error[0]
 
     def error(self):
@@ -906,57 +892,19 @@ class Connection:
         (mysqlclient's ``_mysql`` method).  Raises OperationalError(2006) on a
         connection closed with close()."""
         self._check_closed()
-        core_error = self._core_last_error()
-        if core_error is not None and core_error[0]:
-            return core_error[1]
         return self._last_error[1]
 
     def sqlstate(self):
         """SQLSTATE of the last command's error (5-character str), ``"00000"`` when
-        it succeeded (mysqlclient's ``_mysql`` method); client errors (2000-2999)
-        give ``"HY000"`` as libmysqlclient does.
-
-        The SQLSTATE comes from the exception (``exc.sqlstate``) or the core when
-        they carry it; otherwise it is read once from the server's diagnostics
-        area (``GET DIAGNOSTICS``), which still describes the failed statement
-        when no other statement ran since; ``"HY000"`` when that is not possible.
+        it succeeded (mysqlclient's ``_mysql`` method): the server's, from the ERR
+        packet (``exc.sqlstate``); ``"HY000"`` for client errors (2000-2999), as
+        libmysqlclient gives.
         Raises OperationalError(2006) on a connection closed with close()."""
         self._check_closed()
-        core_error = self._core_last_error()
-        if core_error is not None and core_error[0]:
-            return core_error[2]
         errno, message, state = self._last_error
         if not errno:
             return "00000"
-        if state is None:
-            state = "HY000"
-            if not 2000 <= errno < 3000 and self._conn.open:
-                state = self._diagnostics_sqlstate(errno) or state
-            self._last_error = (errno, message, state)
-        return state
-
-    def _diagnostics_sqlstate(self, errno):
-        """RETURNED_SQLSTATE of the server's first diagnostics condition when its
-        MYSQL_ERRNO is `errno` (the error recorded in Python), else None."""
-        core = self._conn
-        if not self._lock.acquire(False):
-            return None
-        try:
-            if core.rows_pending or core.more_results or core.cursor_open:
-                return None     # a result is being read: no statement can run now
-            self._internal_query_locked(
-                core, b"GET DIAGNOSTICS CONDITION 1 @_mysqlc_sqlstate = RETURNED_SQLSTATE,"
-                      b" @_mysqlc_errno = MYSQL_ERRNO")
-            rows = self._internal_query_locked(
-                core, b"SELECT @_mysqlc_sqlstate, @_mysqlc_errno")
-        except Error:
-            return None
-        finally:
-            self._lock.release()
-        if rows and rows[0][1] is not None and int(rows[0][1]) == errno and rows[0][0]:
-            state = rows[0][0]
-            return state.decode("ascii") if isinstance(state, bytes) else str(state)
-        return None
+        return state or "HY000"
 
     #: seconds to drop unread rows before stopping the statement (close()), and after it
     _CLOSE_DRAIN = (0.2, 5.0)

@@ -406,6 +406,37 @@ class connection:
         """``KILL pid``."""
         self._mc_checked().kill(pid)
 
+    def errno(self):
+        """Error number of the last command (int; 0 when it succeeded): the
+        core's record, reset by every command, as libmysqlclient's
+        ``mysql_errno()``."""
+        return self._core_record().last_errno
+
+    def error(self):
+        """Message of the last command's error (str; '' when it succeeded)."""
+        return self._core_record().last_error
+
+    def sqlstate(self):
+        """SQLSTATE of the last command's error (str; '00000' when it
+        succeeded, 'HY000' for client errors)."""
+        return self._core_record().last_sqlstate
+
+    def _core_record(self):
+        core = self._mc._conn
+        if core is None or self._mc._closed:
+            raise _gone()
+        return core
+
+    def stat(self):
+        """The server's status line (COM_STATISTICS), a str."""
+        return self._mc_checked().stat()
+
+    def change_user(self, user, passwd=None, db=None):
+        """Log in again as `user` (COM_CHANGE_USER; see
+        :meth:`mysqlc.connections.Connection.change_user`)."""
+        self._pending = False
+        self._mc_checked().change_user(user, passwd, db)
+
     def thread_id(self):
         """The server's connection id."""
         return self._core().thread_id

@@ -209,3 +209,25 @@ def test_bad_arguments(pair):
         r2 = pair[0]
         r2.query("SELECT 1")
         r2.store_result().fetch_row(-1)
+
+
+def test_errno_error_sqlstate_stat_change_user(pair, conn_kwargs):
+    out = []
+    for c in pair:
+        trace = [(c.errno(), c.error(), c.sqlstate())]
+        with pytest.raises(Exception) as ei:
+            c.query("SELEC 1")
+        trace.append((type(ei.value).__name__, c.errno(), c.sqlstate(),
+                      "SELEC" in c.error()))
+        c.query("SELECT 1")
+        c.store_result()
+        trace.append((c.errno(), c.error(), c.sqlstate()))
+        stat = c.stat()
+        trace.append((type(stat).__name__, stat.split(":")[0]))
+        c.change_user(conn_kwargs["user"], conn_kwargs["password"], conn_kwargs["database"])
+        c.query("SELECT CURRENT_USER() = CONCAT(%s, '@', '%%')" % (
+            low.string_literal(conn_kwargs["user"]).decode(),))
+        trace.append(c.store_result().fetch_row())
+        out.append(trace)
+    assert out[0] == out[1]
+    assert out[0][1] == ("ProgrammingError", 1064, "42000", True)

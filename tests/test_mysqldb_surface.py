@@ -511,7 +511,7 @@ TIME_INPUTS = [
     b"2024-01-02 03:04:05", b"2024-01-02", None, 5, 1.5,
 ]
 TIME_PARSERS = ["Date_or_None", "DateTime_or_None", "TimeDelta_or_None", "Time_or_None"]
-# documented differences (docs/compat/surface.md): mysqlc's TIME parsers also take
+# documented differences (docs/compat.md): mysqlc's TIME parsers also take
 # ASCII bytes; 7 fraction digits in a TIME are None, not a wrong number of microseconds
 TIME_DIFFERENCES = {("TimeDelta_or_None", "12:34:56.1234567")} | {
     (name, s) for name in ("TimeDelta_or_None", "Time_or_None") for s in TIME_INPUTS

@@ -50,9 +50,14 @@ mysqlclient, the difference is listed here so that it can be reviewed:
 * 0 gives ``InterfaceError`` (mysqlclient's class for "no error number").
 """
 
+from __future__ import annotations
+
 import builtins
 
+from typing import Any
+
 from .constants import CR, ER
+
 
 __all__ = [
     "MySQLError", "Warning", "Error", "InterfaceError", "DatabaseError", "DataError",
@@ -94,7 +99,7 @@ class Error(MySQLError):
 
     __module__ = "mysqlc"
 
-    sqlstate = "HY000"
+    sqlstate: str = "HY000"
 
 
 class InterfaceError(Error):
@@ -224,10 +229,11 @@ def _build_error_map():
 
 #: errno -> exception class for every number with a specific class; anything
 #: else is :class:`OperationalError` (see the module docstring).
-error_map = _build_error_map()
+error_map: dict[int, type[Error]] = _build_error_map()
 
 
-def _error_class(errno, _get=error_map.get, _default=OperationalError):
+def _error_class(errno: int, _get: Any = error_map.get,
+                 _default: type[Error] = OperationalError) -> type[Error]:
     """Return the exception class for MySQL error number `errno`.
 
     Called by the C core for every ERR packet, so it is a single dict lookup.

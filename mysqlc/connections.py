@@ -1277,7 +1277,7 @@ class Connection:
         return {"no_backslash_escapes": self._conn.no_backslash_escapes,
                 "charset": self.charset, "encoding": self.encoding}
 
-    def escape_string(self, s: Union[str, bytes]) -> bytes:
+    def escape_string(self, s: Union[str, bytes, bytearray, memoryview]) -> bytes:
         """Escape `s` (str or bytes) for use between quotes; returns ``bytes``.
 
         Honours the connection charset and NO_BACKSLASH_ESCAPES (as
@@ -1285,7 +1285,7 @@ class Connection:
         """
         return self._core_module.escape_string(s, **self._literal_options())
 
-    def string_literal(self, obj: Union[str, bytes]) -> bytes:
+    def string_literal(self, obj: Union[str, bytes, bytearray, memoryview]) -> bytes:
         """Quoted, escaped string literal of `obj` as ``bytes`` (``str(obj)`` for
         objects that are not str or bytes-like)."""
         if not isinstance(obj, (str, bytes, bytearray, memoryview)):

@@ -50,11 +50,7 @@ mysqlclient, the difference is listed here so that it can be reviewed:
 * 0 gives ``InterfaceError`` (mysqlclient's class for "no error number").
 """
 
-from __future__ import annotations
-
 import builtins
-
-from typing import Any
 
 from .constants import CR, ER
 
@@ -232,7 +228,9 @@ def _build_error_map():
 error_map: dict[int, type[Error]] = _build_error_map()
 
 
-def _error_class(errno: int, _get: Any = error_map.get,
+# (no typing import: the C core imports this module while it initialises; the
+# annotations are builtins only, evaluated on 3.9 as well)
+def _error_class(errno: int, _get=error_map.get,
                  _default: type[Error] = OperationalError) -> type[Error]:
     """Return the exception class for MySQL error number `errno`.
 

@@ -152,6 +152,23 @@ def errors(conn: mysqlc.Connection) -> Optional[str]:
     return None
 
 
+def pymysql_flavour(host: str, user: str, password: str) -> Optional[Any]:
+    from mysqlc import pymysql
+    from mysqlc.pymysql.cursors import DictCursor as PyMySQLDictCursor
+
+    conn = pymysql.connect(host=host, user=user, password=password, database="test",
+                           cursorclass=PyMySQLDictCursor, defer_connect=True)
+    assert_type(conn, pymysql.connections.Connection)
+    conn.connect()
+    with conn.cursor(PyMySQLDictCursor) as cur:
+        assert_type(cur, PyMySQLDictCursor)
+        assert_type(cur.execute("SELECT %s", (1,)), int)
+        row = cur.fetchone()
+    pymysql.connect(host, user)  # type: ignore[call-arg]  # keyword-only, as PyMySQL
+    conn.close()
+    return row
+
+
 def main(argv: list[str]) -> None:
     host, port, user, password, db = argv[1], int(argv[2]), argv[3], argv[4], argv[5]
     with connect(host, port, user, password, db) as conn:

@@ -36,6 +36,6 @@ fi
 sys.exit(0 if f.startswith(sys.argv[1]) else "typecheck: mysqlc._core is %s, not from %s" % (f, sys.argv[1]))' "$ROOT/"
 
 "$PY" -m mypy --version
-"$PY" -m mypy --strict --no-incremental tests/typing/
+"$PY" -m mypy --strict --no-incremental --cache-dir=/dev/null tests/typing/
 "$PY" -m mypy.stubtest --allowlist tests/typing/stubtest-allowlist.txt mysqlc._core
 echo "typecheck: mypy --strict tests/typing/ and stubtest mysqlc._core passed" >&2

@@ -501,11 +501,12 @@ class Connection:
     #: (errno, message, sqlstate or None) of the last command (see errno())
     _last_error = _NO_ERROR
 
-    def __init__(self, host: Optional[str] = None, user: Optional[str] = None,
-                 password: Union[str, bytes, None] = None, database: Optional[str] = None,
-                 port: Union[int, str] = 0,
+    def __init__(self, host: Optional[str] = None, user: Union[str, bytes, None] = None,
+                 password: Union[str, bytes, None] = None,
+                 database: Union[str, bytes, None] = None,
+                 port: Union[int, str, None] = 0,
                  unix_socket: Optional[str] = None, *,
-                 passwd: Union[str, bytes, None] = None, db: Optional[str] = None,
+                 passwd: Union[str, bytes, None] = None, db: Union[str, bytes, None] = None,
                  charset: Optional[str] = None,
                  collation: Optional[str] = None, autocommit: Optional[bool] = False,
                  connect_timeout: Optional[float] = _DEFAULT_CONNECT_TIMEOUT,
@@ -518,7 +519,7 @@ class Connection:
                  local_infile: bool = False,
                  local_infile_dir: Optional[str] = None, prepared_cache_size: int = 64,
                  long_data_threshold: int = 1 << 20,
-                 ssl: Union[Mapping[str, Any], Any, None] = None,
+                 ssl: Union[Mapping[str, Any], bool, None] = None,
                  ssl_mode: Optional[str] = None, ssl_ca: Optional[str] = None,
                  ssl_capath: Optional[str] = None, ssl_cert: Optional[str] = None,
                  ssl_key: Optional[str] = None,
@@ -1158,9 +1159,10 @@ class Connection:
         and PyMySQL's method).  Raises OperationalError(1094) for an unknown id."""
         self._internal_query(b"KILL %d" % int(thread_id))
 
-    def change_user(self, user: str, passwd: Union[str, bytes, None] = None,
-                    db: Optional[str] = None, *, password: Union[str, bytes, None] = None,
-                    database: Optional[str] = None) -> None:
+    def change_user(self, user: Union[str, bytes], passwd: Union[str, bytes, None] = None,
+                    db: Union[str, bytes, None] = None, *,
+                    password: Union[str, bytes, None] = None,
+                    database: Union[str, bytes, None] = None) -> None:
         """Log in again as `user` on this connection (COM_CHANGE_USER; mysqlclient's
         ``change_user(user, passwd=None, db=None)``).
 

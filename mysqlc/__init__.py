@@ -30,7 +30,7 @@ except ImportError:   # not built; connect() reports it (see the module docstrin
     _core = None
 
 from . import constants, converters, cursors, times
-from .columnar import read_sql
+from .columnar import read_sql as read_sql   # "as": re-exported for type checkers
 from .connections import Connection
 from .constants import FIELD_TYPE
 from .converters import escape, escape_string, string_literal

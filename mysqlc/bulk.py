@@ -72,13 +72,19 @@ types raise TypeError naming the column and the Arrow format string, before any 
 is sent.
 """
 
+from __future__ import annotations
+
 import itertools
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Optional, Union
 import warnings as _warnings
 
 from . import cursors as _cursors
 from ._progress import Progress
 from .errors import DatabaseError, DataError, NotSupportedError, ProgrammingError, Warning
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["load_table"]
 
@@ -438,8 +444,12 @@ class _Warnings:
 
 # ---------------------------------------------------------------- entry point
 
-def load_table(cursor, table, data, columns=None, *, method="auto", batch_rows=None,
-               progress=None, duplicates=None, on_warning="warn", atomic=True):
+def load_table(cursor: _cursors.BaseCursor, table: Union[str, tuple[str, str]], data: Any,
+               columns: Optional[Sequence[str]] = None, *, method: str = "auto",
+               batch_rows: Optional[int] = None, progress: Any = None,
+               duplicates: Optional[str] = None, on_warning: str = "warn",
+               atomic: bool = True) -> int:
+
     """Bulk-load rows into `table`; returns the number of rows the server loaded.
 
     The rows are encoded in C into ``LOAD DATA LOCAL INFILE`` text and streamed from

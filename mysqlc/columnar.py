@@ -40,13 +40,34 @@ applies to one of its columns, or a character set needs a Python codec) is conve
 its Python rows with pyarrow (same types, slower).
 """
 
+from __future__ import annotations
+
 import importlib
 import re
 import threading
 import urllib.parse
+from typing import TYPE_CHECKING, Any, Optional, Union, overload
 
 from ._progress import Progress
 from .errors import InterfaceError, NotSupportedError, ProgrammingError
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    import numpy
+    import pandas
+    import polars
+    import pyarrow
+    from typing import Literal
+
+    from typing_extensions import CapsuleType
+
+    from .connections import Connection
+    from .cursors import BaseCursor
+
+    #: what read_sql() reads from: an open connection or a DSN string
+    _Source = Union[Connection, str]
+    _Params = Union[Sequence[Any], Mapping[str, Any], None]
 
 __all__ = ["read_sql", "ArrowStream", "parse_dsn"]
 
@@ -300,11 +321,12 @@ class ArrowStream:
     ``polars.from_arrow``, DuckDB, nanoarrow) reads it, batch by batch, without mysqlc
     depending on it.  The stream can be consumed once."""
 
-    def __init__(self, cursor, batch_size=None, *, decimal="decimal", progress=None):
+    def __init__(self, cursor: BaseCursor, batch_size: Optional[int] = None, *,
+                 decimal: str = "decimal", progress: Any = None) -> None:
         self._batches = _Batches(cursor, batch_size, decimal, progress)
         self._used = False
 
-    def __arrow_c_stream__(self, requested_schema=None):
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> CapsuleType:
         """The Arrow PyCapsule Interface: an ``arrow_array_stream`` capsule.  A
         `requested_schema` is ignored (the columns keep the documented types)."""
         if self._used:
@@ -441,7 +463,7 @@ def _redact_dsn(dsn):
     return _DSN_CREDENTIALS.sub(r"\1***@", dsn, count=1)
 
 
-def parse_dsn(dsn):
+def parse_dsn(dsn: str) -> dict[str, Any]:
     """``mysql://user:password@host:port/database?option=value&...`` -> keyword
     arguments of :func:`mysqlc.connect` (``mariadb://`` too; percent-escapes decoded;
     ``?unix_socket=/path`` for a socket).  Raises ValueError for another scheme or
@@ -616,9 +638,52 @@ def _read_partitioned(source, sql, params, column, partitions, batch_size, decim
     return _Collected.concat(results)
 
 
-def read_sql(source, sql, return_type="arrow", *, params=None, partition_on=None,
-             partitions=None, batch_size=None, decimal="decimal", progress=None,
-             protocol="binary"):
+@overload
+def read_sql(source: _Source, sql: str, return_type: Literal["arrow"] = "arrow", *,
+             params: _Params = None, partition_on: Optional[str] = None,
+             partitions: Optional[int] = None, batch_size: Optional[int] = None,
+             decimal: str = "decimal", progress: Any = None,
+             protocol: str = "binary") -> pyarrow.Table: ...
+
+
+@overload
+def read_sql(source: _Source, sql: str, return_type: Literal["pandas"], *,
+             params: _Params = None, partition_on: Optional[str] = None,
+             partitions: Optional[int] = None, batch_size: Optional[int] = None,
+             decimal: str = "decimal", progress: Any = None,
+             protocol: str = "binary") -> pandas.DataFrame: ...
+
+
+@overload
+def read_sql(source: _Source, sql: str, return_type: Literal["polars"], *,
+             params: _Params = None, partition_on: Optional[str] = None,
+             partitions: Optional[int] = None, batch_size: Optional[int] = None,
+             decimal: str = "decimal", progress: Any = None,
+             protocol: str = "binary") -> polars.DataFrame: ...
+
+
+@overload
+def read_sql(source: _Source, sql: str, return_type: Literal["numpy"], *,
+             params: _Params = None, partition_on: Optional[str] = None,
+             partitions: Optional[int] = None, batch_size: Optional[int] = None,
+             decimal: str = "decimal", progress: Any = None,
+             protocol: str = "binary") -> dict[str, numpy.ndarray[Any, Any]]: ...
+
+
+@overload
+def read_sql(source: _Source, sql: str, return_type: str, *,
+             params: _Params = None, partition_on: Optional[str] = None,
+             partitions: Optional[int] = None, batch_size: Optional[int] = None,
+             decimal: str = "decimal", progress: Any = None,
+             protocol: str = "binary") -> Any: ...
+
+
+def read_sql(source: _Source, sql: str, return_type: str = "arrow", *,
+             params: _Params = None, partition_on: Optional[str] = None,
+             partitions: Optional[int] = None, batch_size: Optional[int] = None,
+             decimal: str = "decimal", progress: Any = None,
+             protocol: str = "binary") -> Any:
+
     """Run a query and return its whole result in columnar form.
 
     Parameters

@@ -7,12 +7,15 @@ character sets, converters and cursors.  Its surface follows mysqlclient's
 of both are accepted).
 """
 
+from __future__ import annotations
+
 import collections
 import getpass
 import os
 import threading
 import re
 import weakref
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, overload
 
 from . import _charsets, _infile_sql, _optionfile, _secure, cursors
 from .constants import CLIENT, CR, SERVER_STATUS
@@ -21,6 +24,13 @@ from .errors import (
     DatabaseError, DataError, Error, IntegrityError, InterfaceError, InternalError,
     NotSupportedError, OperationalError, ProgrammingError, Warning,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from types import TracebackType
+
+    _CursorT = TypeVar("_CursorT", bound=cursors.BaseCursor)
+    _ConnT = TypeVar("_ConnT", bound="Connection")
 
 __all__ = ["Connection"]
 
@@ -491,21 +501,40 @@ class Connection:
     #: (errno, message, sqlstate or None) of the last command (see errno())
     _last_error = _NO_ERROR
 
-    def __init__(self, host=None, user=None, password=None, database=None, port=0,
-                 unix_socket=None, *, passwd=None, db=None, charset=None,
-                 collation=None, autocommit=False, connect_timeout=_DEFAULT_CONNECT_TIMEOUT,
-                 read_timeout=None, write_timeout=None, init_command=None, sql_mode=None,
-                 client_flag=0, multi_statements=True, cursorclass=None, conv=None,
-                 use_unicode=True, binary_prefix=False, local_infile=False,
-                 local_infile_dir=None, prepared_cache_size=64,
-                 long_data_threshold=1 << 20, ssl=None,
-                 ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=None, ssl_key=None,
-                 ssl_cipher=None, ssl_verify_cert=None, ssl_verify_identity=None,
-                 ssl_disabled=None, tls_version=None, compress=False,
-                 server_public_key=None, get_server_public_key=False,
-                 enable_cleartext_plugin=False, program_name=None, conn_attrs=None,
-                 named_pipe=False, read_default_file=None, read_default_group=None,
-                 auth_plugin=None, protocol=None):
+    def __init__(self, host: Optional[str] = None, user: Union[str, bytes, None] = None,
+                 password: Union[str, bytes, None] = None,
+                 database: Union[str, bytes, None] = None,
+                 port: Union[int, str, None] = 0,
+                 unix_socket: Optional[str] = None, *,
+                 passwd: Union[str, bytes, None] = None, db: Union[str, bytes, None] = None,
+                 charset: Optional[str] = None,
+                 collation: Optional[str] = None, autocommit: Optional[bool] = False,
+                 connect_timeout: Optional[float] = _DEFAULT_CONNECT_TIMEOUT,
+                 read_timeout: Optional[float] = None, write_timeout: Optional[float] = None,
+                 init_command: Optional[str] = None, sql_mode: Optional[str] = None,
+                 client_flag: int = 0, multi_statements: bool = True,
+                 cursorclass: Optional[type[cursors.BaseCursor]] = None,
+                 conv: Optional[Mapping[Any, Any]] = None,
+                 use_unicode: bool = True, binary_prefix: bool = False,
+                 local_infile: bool = False,
+                 local_infile_dir: Optional[str] = None, prepared_cache_size: int = 64,
+                 long_data_threshold: int = 1 << 20,
+                 ssl: Union[Mapping[str, Any], bool, None] = None,
+                 ssl_mode: Optional[str] = None, ssl_ca: Optional[str] = None,
+                 ssl_capath: Optional[str] = None, ssl_cert: Optional[str] = None,
+                 ssl_key: Optional[str] = None,
+                 ssl_cipher: Optional[str] = None, ssl_verify_cert: Optional[bool] = None,
+                 ssl_verify_identity: Optional[bool] = None,
+                 ssl_disabled: Optional[bool] = None,
+                 tls_version: Union[str, list[str], tuple[str, ...], None] = None,
+                 compress: bool = False,
+                 server_public_key: Union[str, bytes, None] = None,
+                 get_server_public_key: bool = False,
+                 enable_cleartext_plugin: bool = False, program_name: Optional[str] = None,
+                 conn_attrs: Optional[Mapping[str, str]] = None,
+                 named_pipe: bool = False, read_default_file: Optional[str] = None,
+                 read_default_group: Optional[str] = None,
+                 auth_plugin: Optional[str] = None, protocol: Any = None) -> None:
         # the arguments, for opening more connections like this one (read_sql partitions)
         self._init_args = _Arguments((k, v) for k, v in locals().items() if k != "self")
         merged = _merge_sources(self._init_args, _signature_defaults())
@@ -779,7 +808,15 @@ class Connection:
 
     # ------------------------------------------------------------ DB-API
 
-    def cursor(self, cursorclass=None, prepared=False):
+    @overload
+    def cursor(self, cursorclass: None = None,
+               prepared: bool = False) -> cursors.BaseCursor: ...
+
+    @overload
+    def cursor(self, cursorclass: type[_CursorT], prepared: bool = False) -> _CursorT: ...
+
+    def cursor(self, cursorclass: Optional[type[cursors.BaseCursor]] = None,
+               prepared: bool = False) -> cursors.BaseCursor:
         """Return a new cursor of `cursorclass` (default :attr:`cursorclass`).
 
         Parameters
@@ -808,7 +845,7 @@ class Connection:
             except Error:
                 break
 
-    def commit(self):
+    def commit(self) -> None:
         """Commit the current transaction (``COMMIT``).
 
         Raises OperationalError(2006, ...) on a closed or lost connection (as
@@ -816,15 +853,15 @@ class Connection:
         """
         self._internal_query(b"COMMIT")
 
-    def rollback(self):
+    def rollback(self) -> None:
         """Roll back the current transaction (``ROLLBACK``)."""
         self._internal_query(b"ROLLBACK")
 
-    def begin(self):
+    def begin(self) -> None:
         """Start a transaction explicitly (``BEGIN``); not needed with autocommit off."""
         self._internal_query(b"BEGIN")
 
-    def close(self):
+    def close(self) -> None:
         """Close the connection (COM_QUIT, then the socket).
 
         With rows of an unbuffered cursor (or further results) still unread, the
@@ -877,7 +914,7 @@ class Connection:
         if len(args) >= 2 and type(args[0]) is int and args[0]:
             self._last_error = (args[0], str(args[1]), getattr(exc, "sqlstate", None))
 
-    def errno(self):
+    def errno(self) -> int:
         """Error number of the last command (int), 0 when it succeeded
         (mysqlclient's ``_mysql`` method: server ``ER_*`` or client ``CR_*``
         numbers; errors mysqlc detects before sending, such as a wrong number of
@@ -887,14 +924,14 @@ class Connection:
         self._check_closed()
         return self._last_error[0]
 
-    def error(self):
+    def error(self) -> str:
         """Message of the last command's error (str), '' when it succeeded
         (mysqlclient's ``_mysql`` method).  Raises OperationalError(2006) on a
         connection closed with close()."""
         self._check_closed()
         return self._last_error[1]
 
-    def sqlstate(self):
+    def sqlstate(self) -> str:
         """SQLSTATE of the last command's error (5-character str), ``"00000"`` when
         it succeeded (mysqlclient's ``_mysql`` method): the server's, from the ERR
         packet (``exc.sqlstate``); ``"HY000"`` for client errors (2000-2999), as
@@ -944,26 +981,28 @@ class Connection:
             side.close()
 
     @property
-    def open(self):
+    def open(self) -> bool:
         """True while the connection is open (mysqlclient's ``open``)."""
         core = self._conn
         return bool(core is not None and core.open)
 
-    def __enter__(self):
+    def __enter__(self: _ConnT) -> _ConnT:
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: Optional[type[BaseException]],
+                 exc_value: Optional[BaseException],
+                 traceback: Optional[TracebackType]) -> None:
         # mysqlclient 2.x closes the connection (it neither commits nor rolls back)
         self.close()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "open" if self.open else "closed"
         return "<%s.%s %s to %r at %#x>" % (type(self).__module__, type(self).__qualname__,
                                              state, self.host, id(self))
 
     # ------------------------------------------------------------ autocommit
 
-    def autocommit(self, on):
+    def autocommit(self, on: bool) -> None:
         """Turn autocommit on or off (mysqlclient's method; PyMySQL has it too).
 
         Sends ``SET autocommit=1/0`` only when the server's status flag differs.
@@ -972,19 +1011,19 @@ class Connection:
         if self.get_autocommit() != on:
             self._internal_query(b"SET autocommit=1" if on else b"SET autocommit=0")
 
-    def get_autocommit(self):
+    def get_autocommit(self) -> bool:
         """True when the server reports autocommit mode (SERVER_STATUS_AUTOCOMMIT)."""
         self._check_closed()
         return bool(self._conn.server_status & SERVER_STATUS.SERVER_STATUS_AUTOCOMMIT)
 
     @property
-    def autocommit_mode(self):
+    def autocommit_mode(self) -> bool:
         """PyMySQL's attribute: the current autocommit mode (bool)."""
         return self.get_autocommit()
 
     # ------------------------------------------------------------ server commands
 
-    def ping(self, reconnect=False):
+    def ping(self, reconnect: bool = False) -> None:
         """Check that the server is alive (COM_PING).
 
         Parameters
@@ -1016,7 +1055,7 @@ class Connection:
             self._conn.close()
             self._connect()
 
-    def select_db(self, db):
+    def select_db(self, db: Union[str, bytes]) -> None:
         """Make `db` (str or bytes) the default database (COM_INIT_DB)."""
         self._check_closed()
         self._last_error = _NO_ERROR
@@ -1028,18 +1067,18 @@ class Connection:
             raise
         self.database = self.db = db
 
-    def set_sql_mode(self, sql_mode):
+    def set_sql_mode(self, sql_mode: str) -> None:
         """Run ``SET SESSION sql_mode = '<sql_mode>'`` (the mode is quoted and escaped)."""
         self._internal_query(b"SET SESSION sql_mode=" + self.string_literal(sql_mode))
 
-    def show_warnings(self):
+    def show_warnings(self) -> tuple[tuple[Any, ...], ...]:
         """Return ``SHOW WARNINGS`` as a tuple of ``(Level, Code, Message)`` tuples.
 
         Unread results of cursors are discarded first.
         """
         return tuple(self._internal_query(b"SHOW WARNINGS") or ())
 
-    def set_character_set(self, charset, collation=None):
+    def set_character_set(self, charset: str, collation: Optional[str] = None) -> None:
         """Switch the connection character set (``SET NAMES``).
 
         Parameters
@@ -1061,16 +1100,16 @@ class Connection:
         self.charset, self.encoding, self.collation = name, codec, collation or None
         self._qmark_cache.clear()   # cached encodings of str queries
 
-    def set_charset(self, charset):
+    def set_charset(self, charset: str) -> None:
         """PyMySQL's name of :meth:`set_character_set` (`charset` alone)."""
         self.set_character_set(charset)
 
-    def character_set_name(self):
+    def character_set_name(self) -> str:
         """The connection character set name (as given, lower case)."""
         self._check_closed()
         return self.charset
 
-    def get_character_set_info(self):
+    def get_character_set_info(self) -> dict[str, Any]:
         """Dict with ``name``, ``collation``, ``mbminlen``, ``mbmaxlen``, ``comment``
         and ``dir`` of the connection character set (mysqlclient's keys)."""
         self._check_closed()
@@ -1087,7 +1126,7 @@ class Connection:
 
     # ------------------------------------------------------------ information
 
-    def get_server_info(self):
+    def get_server_info(self) -> str:
         """Server version string from the handshake, e.g. ``"10.11.6-MariaDB"``
         (MariaDB's ``"5.5.5-"`` prefix removed, as MariaDB Connector/C does).
 
@@ -1097,7 +1136,7 @@ class Connection:
         self._check_closed()
         return self.server_version
 
-    def get_host_info(self):
+    def get_host_info(self) -> str:
         """``"Localhost via UNIX socket"`` or ``"<host> via TCP/IP"`` (mysqlclient's form)."""
         self._check_closed()
         if getattr(self, "_use_socket", False):
@@ -1105,22 +1144,25 @@ class Connection:
         host = "127.0.0.1" if self.host == "localhost" else self.host
         return "%s via TCP/IP" % host
 
-    def get_proto_info(self):
+    def get_proto_info(self) -> int:
         """Protocol version from the handshake (10)."""
         self._check_closed()
         return self._conn.protocol_version
 
-    def thread_id(self):
+    def thread_id(self) -> int:
         """The server's connection id (for ``KILL``)."""
         self._check_closed()
         return self._conn.thread_id
 
-    def kill(self, thread_id):
+    def kill(self, thread_id: int) -> None:
         """Kill the server connection `thread_id` (``KILL <thread_id>``; mysqlclient's
         and PyMySQL's method).  Raises OperationalError(1094) for an unknown id."""
         self._internal_query(b"KILL %d" % int(thread_id))
 
-    def change_user(self, user, passwd=None, db=None, *, password=None, database=None):
+    def change_user(self, user: Union[str, bytes], passwd: Union[str, bytes, None] = None,
+                    db: Union[str, bytes, None] = None, *,
+                    password: Union[str, bytes, None] = None,
+                    database: Union[str, bytes, None] = None) -> None:
         """Log in again as `user` on this connection (COM_CHANGE_USER; mysqlclient's
         ``change_user(user, passwd=None, db=None)``).
 
@@ -1175,7 +1217,7 @@ class Connection:
         finally:
             self._lock.release()
 
-    def stat(self):
+    def stat(self) -> str:
         """The server's status line (COM_STATISTICS; mysqlclient's ``stat()``), e.g.
         ``'Uptime: 42  Threads: 1  Questions: 21  ...'`` (str).
 
@@ -1185,7 +1227,7 @@ class Connection:
         self._discard_pending()
         return self._conn.stat()
 
-    def fileno(self):
+    def fileno(self) -> int:
         """The socket's file descriptor (int; mysqlclient's ``fileno()``).
 
         Raises OperationalError 2006 on a closed or lost connection (as
@@ -1194,38 +1236,38 @@ class Connection:
         return self._conn.fileno()
 
     @property
-    def client_flag(self):
+    def client_flag(self) -> int:
         """Capability flags in effect for this connection (``CLIENT_*``: those
         asked for and granted by the server; mysqlclient's attribute)."""
         return self._conn.client_flag
 
     @property
-    def server_capabilities(self):
+    def server_capabilities(self) -> int:
         """Capability flags the server announced in its handshake (``CLIENT_*``)."""
         return self._conn.server_capabilities
 
-    def field_count(self):
+    def field_count(self) -> int:
         """Number of columns of the last statement's result (0 for statements
         without a result set)."""
         self._check_closed()
         return self._conn.field_count
 
-    def insert_id(self):
+    def insert_id(self) -> int:
         """AUTO_INCREMENT id generated by the last statement that returned OK."""
         self._check_closed()
         return self._conn.insert_id
 
-    def affected_rows(self):
+    def affected_rows(self) -> int:
         """Rows affected by the last statement (rows read, for a result set)."""
         self._check_closed()
         return self._conn.affected_rows
 
-    def warning_count(self):
+    def warning_count(self) -> int:
         """Number of warnings of the last statement."""
         self._check_closed()
         return self._conn.warning_count
 
-    def info(self):
+    def info(self) -> Optional[str]:
         """The info string of the last OK packet (e.g. ``"Records: 3  Duplicates: 0
         Warnings: 0"``), or None."""
         self._check_closed()
@@ -1237,7 +1279,7 @@ class Connection:
         return {"no_backslash_escapes": self._conn.no_backslash_escapes,
                 "charset": self.charset, "encoding": self.encoding}
 
-    def escape_string(self, s):
+    def escape_string(self, s: Union[str, bytes, bytearray, memoryview]) -> bytes:
         """Escape `s` (str or bytes) for use between quotes; returns ``bytes``.
 
         Honours the connection charset and NO_BACKSLASH_ESCAPES (as
@@ -1245,14 +1287,14 @@ class Connection:
         """
         return self._core_module.escape_string(s, **self._literal_options())
 
-    def string_literal(self, obj):
+    def string_literal(self, obj: Union[str, bytes, bytearray, memoryview]) -> bytes:
         """Quoted, escaped string literal of `obj` as ``bytes`` (``str(obj)`` for
         objects that are not str or bytes-like)."""
         if not isinstance(obj, (str, bytes, bytearray, memoryview)):
             obj = str(obj)
         return b"'" + self.escape_string(obj) + b"'"
 
-    def literal(self, obj):
+    def literal(self, obj: Any) -> bytes:
         """SQL literal of `obj` as ``bytes``, as the parameters of ``execute`` are
         written (sequences become ``(a,b,...)``)."""
         options = self._literal_options()
@@ -1266,7 +1308,9 @@ class Connection:
             return self._core_module.literal(obj, encoders=self._encoders,
                                              binary_prefix=self._binary_prefix, **options)
 
-    def escape(self, obj, mapping=None):
+    def escape(self, obj: Any, mapping: Optional[Mapping[Any, Callable[..., Any]]] = None
+               ) -> Union[str, bytes]:
+
         """Literal of `obj` with MySQLdb's encoder dispatch.
 
         The encoder for ``type(obj)`` in `mapping` (default :attr:`encoders`) is

@@ -22,15 +22,43 @@ Behaviour follows mysqlclient's ``MySQLdb.cursors`` unless noted:
   raises "Commands out of sync").
 """
 
+from __future__ import annotations
+
 import re
 import weakref
 from collections.abc import Mapping
 from itertools import chain
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
 from .converters import _str_fallback_args
 from .errors import (
     Error, NotSupportedError, OperationalError, ProgrammingError,
 )
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+    from types import TracebackType
+
+    import numpy
+    import pandas
+    import polars
+    import pyarrow
+
+    from .columnar import ArrowStream
+    from .connections import Connection
+
+    _C = TypeVar("_C", bound="BaseCursor")
+
+    #: ``execute()`` parameters: a sequence for ``%s``, a mapping for ``%(name)s``,
+    #: or one value
+    _Args = Union[Sequence[Any], Mapping[str, Any], Any, None]
+    #: the ``decimal=`` option of the columnar methods
+    _DecimalMode = str
+    #: the ``progress=`` option: a callable taking the rows read so far, or an
+    #: object with ``update(n)`` (tqdm)
+    _Progress = Any
+    #: the ``infile=`` data of LOAD DATA LOCAL INFILE
+    _Infile = Union[bytes, Any, Iterable[bytes]]
 
 __all__ = ["BaseCursor", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",
            "PreparedCursor", "PreparedDictCursor", "PreparedSSCursor",
@@ -151,9 +179,19 @@ class BaseCursor:
         the server's ``max_allowed_packet`` (queried once per connection).
     """
 
-    max_stmt_length = None
+    max_stmt_length: Optional[int] = None
 
-    def __init__(self, connection):
+    connection: Optional[Connection]
+    description: Optional[tuple[tuple[Any, ...], ...]]
+    description_flags: Optional[tuple[int, ...]]
+    rowcount: int
+    arraysize: int
+    lastrowid: Optional[int]
+    rownumber: Optional[int]
+    warning_count: int
+    messages: list[Any]
+
+    def __init__(self, connection: Connection) -> None:
         self.connection = connection
         self.description = None
         self.description_flags = None
@@ -272,7 +310,8 @@ class BaseCursor:
 
     # ------------------------------------------------------------ execute
 
-    def execute(self, query, args=None, *, infile=None):
+    def execute(self, query: Union[str, bytes], args: _Args = None, *,
+                infile: Optional[_Infile] = None) -> int:
         """Execute one statement.
 
         Parameters
@@ -323,7 +362,7 @@ class BaseCursor:
         finally:
             conn._pending_infile = None
 
-    def mogrify(self, query, args=None):
+    def mogrify(self, query: Union[str, bytes], args: _Args = None) -> str:
         """Return the statement :meth:`execute` would send, as ``str``.
 
         Decoded with the connection's encoding; bytes that do not decode (binary
@@ -333,7 +372,8 @@ class BaseCursor:
         conn = self._get_conn()
         return self._format(conn, query, args).decode(conn.encoding, "surrogateescape")
 
-    def executemany(self, query, args):
+    def executemany(self, query: Union[str, bytes],
+                    args: Iterable[Union[Sequence[Any], Mapping[str, Any]]]) -> Optional[int]:
         """Execute `query` once per parameter set in `args`.
 
         ``INSERT``/``REPLACE ... VALUES (...)`` statements (see
@@ -443,7 +483,8 @@ class BaseCursor:
         self.rowcount = total
         return total
 
-    def callproc(self, procname, args=()):
+    def callproc(self, procname: Union[str, bytes],
+                 args: Sequence[Any] = ()) -> Sequence[Any]:
         """Call stored procedure `procname` with `args` (mysqlclient semantics).
 
         Runs ``SET @_procname_0=arg0, ...`` and then
@@ -469,7 +510,7 @@ class BaseCursor:
         self._query(conn, b"CALL `" + name + b"`(" + variables + b")")
         return args
 
-    def nextset(self):
+    def nextset(self) -> Optional[bool]:
         """Advance to the next result of a multi-statement query or a CALL.
 
         Returns
@@ -502,7 +543,7 @@ class BaseCursor:
 
     # ------------------------------------------------------------ fetching
 
-    def fetchone(self):
+    def fetchone(self) -> Any:
         """Next row, or None when the result set is exhausted."""
         rows = self._rows
         if rows is None:
@@ -513,7 +554,7 @@ class BaseCursor:
         self.rownumber = i + 1
         return rows[i]
 
-    def fetchmany(self, size=None):
+    def fetchmany(self, size: Optional[int] = None) -> Sequence[Any]:
         """Up to `size` (default :attr:`arraysize`) next rows, as a tuple."""
         rows = self._rows
         if rows is None:
@@ -526,7 +567,7 @@ class BaseCursor:
         self.rownumber = min(end, len(rows))
         return result
 
-    def fetchall(self):
+    def fetchall(self) -> Sequence[Any]:
         """All remaining rows, as a tuple."""
         rows = self._rows
         if rows is None:
@@ -535,7 +576,7 @@ class BaseCursor:
         self.rownumber = len(rows)
         return rows[start:] if start or type(rows) is not tuple else rows
 
-    def scroll(self, value, mode="relative"):
+    def scroll(self, value: int, mode: str = "relative") -> None:
         """Move :attr:`rownumber` by `value` (``mode="relative"``) or to `value`
         (``mode="absolute"``).
 
@@ -557,7 +598,7 @@ class BaseCursor:
             raise IndexError("out of range")
         self.rownumber = target
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         self._check_executed()
         rows = self._rows
         while self._rows is rows:
@@ -567,7 +608,7 @@ class BaseCursor:
             self.rownumber = i + 1
             yield rows[i]
 
-    def __next__(self):
+    def __next__(self) -> Any:
         """Next row, as :meth:`fetchone`; raises StopIteration at the end
         (PEP 249's optional ``next()``)."""
         row = self.fetchone()
@@ -579,7 +620,7 @@ class BaseCursor:
 
     # ------------------------------------------------------------ misc
 
-    def close(self):
+    def close(self) -> None:
         """Close the cursor; results of its statement still unread on the
         connection are drained.  Further use raises ProgrammingError."""
         conn = self.connection
@@ -595,7 +636,9 @@ class BaseCursor:
 
     # ------------------------------------------------------------ columnar output
 
-    def fetch_arrow_table(self, batch_size=None, *, decimal="decimal", progress=None):
+    def fetch_arrow_table(self, batch_size: Optional[int] = None, *,
+                          decimal: _DecimalMode = "decimal",
+                          progress: _Progress = None) -> pyarrow.Table:
         """The remaining rows of the result set as a ``pyarrow.Table``.
 
         The C core decodes the rows straight into Arrow buffers with the GIL released:
@@ -627,7 +670,9 @@ class BaseCursor:
         self._check_executed()
         return arrow_table(self, batch_size, decimal, progress)
 
-    def fetch_record_batches(self, batch_size=None, *, decimal="decimal", progress=None):
+    def fetch_record_batches(self, batch_size: Optional[int] = None, *,
+                             decimal: _DecimalMode = "decimal",
+                             progress: _Progress = None) -> pyarrow.RecordBatchReader:
         """The remaining rows as a ``pyarrow.RecordBatchReader`` of batches of at most
         `batch_size` rows (default 65536), read from the socket as the reader is
         consumed (on unbuffered cursors).  Options as :meth:`fetch_arrow_table`."""
@@ -635,7 +680,9 @@ class BaseCursor:
         self._check_executed()
         return record_batches(self, batch_size, decimal, progress)
 
-    def fetch_arrow_stream(self, batch_size=None, *, decimal="decimal", progress=None):
+    def fetch_arrow_stream(self, batch_size: Optional[int] = None, *,
+                           decimal: _DecimalMode = "decimal",
+                           progress: _Progress = None) -> ArrowStream:
         """The remaining rows as a :class:`mysqlc.columnar.ArrowStream`: an object
         with ``__arrow_c_stream__`` (the Arrow PyCapsule Interface) that pyarrow,
         polars, DuckDB or nanoarrow consume; needs none of them itself."""
@@ -643,7 +690,8 @@ class BaseCursor:
         self._check_executed()
         return ArrowStream(self, batch_size, decimal=decimal, progress=progress)
 
-    def fetchnumpy(self, *, decimal="decimal", progress=None):
+    def fetchnumpy(self, *, decimal: _DecimalMode = "decimal",
+                   progress: _Progress = None) -> dict[str, numpy.ndarray[Any, Any]]:
         """The remaining rows as ``{column name: numpy array}``: integers and floats in
         their dtypes, DATE ``datetime64[D]``, DATETIME ``datetime64[us]``, TIME
         ``timedelta64[us]``, strings / bytes / decimals as object arrays; a column with
@@ -651,12 +699,14 @@ class BaseCursor:
         unbuffered cursors)."""
         return self._columnar("numpy", "fetchnumpy()", decimal, progress)
 
-    def fetch_df(self, *, decimal="decimal", progress=None):
+    def fetch_df(self, *, decimal: _DecimalMode = "decimal",
+                 progress: _Progress = None) -> pandas.DataFrame:
         """The remaining rows as a ``pandas.DataFrame`` (through Arrow:
         ``Table.to_pandas()``).  Needs pandas and pyarrow."""
         return self._columnar("pandas", "fetch_df()", decimal, progress)
 
-    def fetch_polars(self, *, decimal="decimal", progress=None):
+    def fetch_polars(self, *, decimal: _DecimalMode = "decimal",
+                     progress: _Progress = None) -> polars.DataFrame:
         """The remaining rows as a ``polars.DataFrame`` (handed over through the Arrow
         C stream interface).  Needs polars only (on unbuffered cursors)."""
         return self._columnar("polars", "fetch_polars()", decimal, progress)
@@ -667,31 +717,41 @@ class BaseCursor:
         _need({"pandas": "pyarrow"}.get(return_type, return_type), what)
         return convert(_Collected.read(self, None, decimal, progress), return_type, what)
 
-    def load_table(self, table, data, columns=None, **options):
+    def load_table(self, table: str, data: Any, columns: Optional[Sequence[str]] = None,
+                   **options: Any) -> int:
         """Bulk-load `data` into `table`; see :func:`mysqlc.bulk.load_table` for the
         accepted data (Arrow, pandas/polars DataFrames, iterables of tuples), the
         options and the errors.  Returns the number of rows loaded."""
         from .bulk import load_table
         return load_table(self, table, data, columns, **options)
 
-    def setinputsizes(self, *args):
+    def setinputsizes(self, *args: Any) -> None:
         """Does nothing (PEP 249)."""
 
-    def setoutputsize(self, size, column=None):
+    def setoutputsize(self, size: Any, column: Optional[int] = None) -> None:
         """Does nothing (PEP 249's ``setoutputsize``)."""
 
     #: the misspelt name of earlier mysqlc releases
     setoutputsizes = setoutputsize
 
-    def __enter__(self):
+    def __enter__(self: _C) -> _C:
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, exc_type: Optional[type[BaseException]],
+                 exc_value: Optional[BaseException],
+                 traceback: Optional[TracebackType]) -> None:
         self.close()
 
 
 class Cursor(BaseCursor):
     """The default cursor: buffered, rows as tuples."""
+
+    if TYPE_CHECKING:   # the row type, for type checkers only
+        def fetchone(self) -> Optional[tuple[Any, ...]]: ...
+        def fetchmany(self, size: Optional[int] = None) -> tuple[tuple[Any, ...], ...]: ...
+        def fetchall(self) -> tuple[tuple[Any, ...], ...]: ...
+        def __iter__(self) -> Iterator[tuple[Any, ...]]: ...
+        def __next__(self) -> tuple[Any, ...]: ...
 
 
 class DictCursor(BaseCursor):
@@ -702,6 +762,13 @@ class DictCursor(BaseCursor):
     JOIN b ...`` gives keys ``"id"`` and ``"b.id"``.  The keys are computed once
     per result set.
     """
+
+    if TYPE_CHECKING:   # the row type, for type checkers only
+        def fetchone(self) -> Optional[dict[str, Any]]: ...
+        def fetchmany(self, size: Optional[int] = None) -> tuple[dict[str, Any], ...]: ...
+        def fetchall(self) -> tuple[dict[str, Any], ...]: ...
+        def __iter__(self) -> Iterator[dict[str, Any]]: ...
+        def __next__(self) -> dict[str, Any]: ...
 
     def _row_keys(self, core):
         keys = []
@@ -776,7 +843,7 @@ class SSCursor(BaseCursor):
             self.warning_count = core.warning_count
         return rows
 
-    def fetchone(self):
+    def fetchone(self) -> Optional[tuple[Any, ...]]:
         """Next row from the socket, or None at the end."""
         self._check_executed()
         rows = self._pull(1)
@@ -785,14 +852,14 @@ class SSCursor(BaseCursor):
         self.rownumber += 1
         return rows[0]
 
-    def fetchmany(self, size=None):
+    def fetchmany(self, size: Optional[int] = None) -> list[tuple[Any, ...]]:
         """Up to `size` (default :attr:`arraysize`) rows, as a list."""
         self._check_executed()
         rows = self._pull(size or self.arraysize)
         self.rownumber += len(rows)
         return rows
 
-    def fetchall(self):
+    def fetchall(self) -> list[tuple[Any, ...]]:
         """All remaining rows, as a list (this reads the rest of the result into
         memory)."""
         self._check_executed()
@@ -800,7 +867,7 @@ class SSCursor(BaseCursor):
         self.rownumber += len(rows)
         return rows
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
         self._check_executed()
         while True:
             rows = self._pull(max(self.arraysize, 256), self._batch_bytes)
@@ -810,7 +877,7 @@ class SSCursor(BaseCursor):
                 self.rownumber += 1
                 yield row
 
-    def scroll(self, value, mode="relative"):
+    def scroll(self, value: int, mode: str = "relative") -> None:
         """Skip `value` rows forward (``mode="relative"`` only, value >= 0)."""
         self._check_executed()
         if mode != "relative" or value < 0:
@@ -822,7 +889,7 @@ class SSCursor(BaseCursor):
             self.rownumber += len(rows)
             value -= len(rows)
 
-    def nextset(self):
+    def nextset(self) -> Optional[bool]:
         """Drop the rest of the current result set and move to the next one (read
         unbuffered as well); None when there is none."""
         conn = self._get_conn()
@@ -838,6 +905,13 @@ class SSCursor(BaseCursor):
 
 class SSDictCursor(SSCursor):
     """Unbuffered cursor returning dicts (keys as :class:`DictCursor`)."""
+
+    if TYPE_CHECKING:   # the row type, for type checkers only
+        def fetchone(self) -> Optional[dict[str, Any]]: ...  # type: ignore[override]
+        def fetchmany(self, size: Optional[int] = None) -> list[dict[str, Any]]: ...  # type: ignore[override]
+        def fetchall(self) -> list[dict[str, Any]]: ...  # type: ignore[override]
+        def __iter__(self) -> Iterator[dict[str, Any]]: ...  # type: ignore[override]
+        def __next__(self) -> dict[str, Any]: ...
 
     _row_keys = DictCursor._row_keys
 
@@ -1060,7 +1134,8 @@ class _PreparedMixin:
             conn._conn.stmt_close(old.id)
         return stmt
 
-    def execute(self, query, args=None, *, infile=None):
+    def execute(self, query: Union[str, bytes], args: _Args = None, *,
+                infile: Optional[_Infile] = None) -> int:
         """Execute `query` as a prepared statement with `args` (see the class
         docstring).  Returns :attr:`rowcount`.
 
@@ -1137,7 +1212,8 @@ class _PreparedMixin:
         finally:
             lock.release()
 
-    def executemany(self, query, args):
+    def executemany(self, query: Union[str, bytes],
+                    args: Iterable[Union[Sequence[Any], Mapping[str, Any]]]) -> Optional[int]:
         """Execute the prepared statement for every parameter set in `args`.
 
         With MariaDB (COM_STMT_BULK_EXECUTE advertised) all sets go in as few
@@ -1235,6 +1311,13 @@ class PreparedSSCursor(_PreparedMixin, SSCursor):
 class PreparedSSDictCursor(PreparedSSCursor):
     """:class:`PreparedSSCursor` returning dicts."""
 
+    if TYPE_CHECKING:   # the row type, for type checkers only
+        def fetchone(self) -> Optional[dict[str, Any]]: ...  # type: ignore[override]
+        def fetchmany(self, size: Optional[int] = None) -> list[dict[str, Any]]: ...  # type: ignore[override]
+        def fetchall(self) -> list[dict[str, Any]]: ...  # type: ignore[override]
+        def __iter__(self) -> Iterator[dict[str, Any]]: ...  # type: ignore[override]
+        def __next__(self) -> dict[str, Any]: ...
+
     _row_keys = DictCursor._row_keys
 
 
@@ -1242,7 +1325,8 @@ _PREPARED = {Cursor: PreparedCursor, DictCursor: PreparedDictCursor,
              SSCursor: PreparedSSCursor, SSDictCursor: PreparedSSDictCursor}
 
 
-def prepared_variant(cls):
+def prepared_variant(cls: type[BaseCursor]) -> type[BaseCursor]:
+
     """The prepared-statement counterpart of cursor class `cls`."""
     if issubclass(cls, _PreparedMixin):
         return cls

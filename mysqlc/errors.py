@@ -54,6 +54,7 @@ import builtins
 
 from .constants import CR, ER
 
+
 __all__ = [
     "MySQLError", "Warning", "Error", "InterfaceError", "DatabaseError", "DataError",
     "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
@@ -94,7 +95,7 @@ class Error(MySQLError):
 
     __module__ = "mysqlc"
 
-    sqlstate = "HY000"
+    sqlstate: str = "HY000"
 
 
 class InterfaceError(Error):
@@ -224,10 +225,13 @@ def _build_error_map():
 
 #: errno -> exception class for every number with a specific class; anything
 #: else is :class:`OperationalError` (see the module docstring).
-error_map = _build_error_map()
+error_map: dict[int, type[Error]] = _build_error_map()
 
 
-def _error_class(errno, _get=error_map.get, _default=OperationalError):
+# (no typing import: the C core imports this module while it initialises; the
+# annotations are builtins only, evaluated on 3.9 as well)
+def _error_class(errno: int, _get=error_map.get,
+                 _default: type[Error] = OperationalError) -> type[Error]:
     """Return the exception class for MySQL error number `errno`.
 
     Called by the C core for every ERR packet, so it is a single dict lookup.

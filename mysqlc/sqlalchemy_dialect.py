@@ -41,11 +41,21 @@ the C core does not implement ``COM_STMT_*``; every statement is sent as text
 with client-side parameter interpolation, as mysqlclient does.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
 from sqlalchemy import exc, util
 from sqlalchemy.dialects.mysql.mariadb import MariaDBDialect
 from sqlalchemy.dialects.mysql.mysqldb import (
     MySQLCompiler_mysqldb, MySQLDialect_mysqldb, MySQLExecutionContext_mysqldb,
 )
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+    from sqlalchemy.engine.interfaces import ConnectArgsType
+    from sqlalchemy.engine.url import URL
 
 __all__ = ["MySQLDialect_mysqlc", "MariaDBDialect_mysqlc", "dialect", "mariadb_dialect"]
 
@@ -89,7 +99,7 @@ class MySQLDialect_mysqlc(MySQLDialect_mysqldb):
     execution_ctx_cls = MySQLExecutionContext_mysqlc
     statement_compiler = MySQLCompiler_mysqlc
 
-    def __init__(self, prepared=False, **kwargs):
+    def __init__(self, prepared: bool = False, **kwargs: Any) -> None:
         if prepared and kwargs.get("paramstyle") is None:
             # Prepared statements take "?" markers.  With the "format" style
             # SQLAlchemy would also double every "%" in the SQL text, which only
@@ -99,7 +109,7 @@ class MySQLDialect_mysqlc(MySQLDialect_mysqldb):
         self.prepared = bool(prepared)
 
     @classmethod
-    def import_dbapi(cls):
+    def import_dbapi(cls) -> ModuleType:
         import mysqlc
         return mysqlc
 
@@ -121,7 +131,9 @@ class MySQLDialect_mysqlc(MySQLDialect_mysqldb):
         # itself only when a collation needs it).
         return super(MySQLDialect_mysqldb, self).on_connect()
 
-    def create_connect_args(self, url, _translate_args=None):
+    def create_connect_args(self, url: URL,
+                            _translate_args: Optional[dict[str, Any]] = None
+                            ) -> ConnectArgsType:
         args, opts = super().create_connect_args(url, _translate_args)
         if "prepared" in opts:
             if util.asbool(opts.pop("prepared")) != self.prepared:
@@ -135,7 +147,8 @@ class MySQLDialect_mysqlc(MySQLDialect_mysqldb):
                 opts[key] = float(opts[key])
         return args, opts
 
-    def is_disconnect(self, e, connection, cursor):
+    def is_disconnect(self, e: Exception, connection: Any, cursor: Any) -> bool:
+
         if super().is_disconnect(e, connection, cursor):
             return True
         # earlier mysqlc builds reported use of a closed connection as

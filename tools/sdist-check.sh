@@ -35,12 +35,13 @@ say "unpacked $SDIST into $SRC"
 
 # what the README links to and the tests read must be in the archive
 missing=0
-for f in LICENSE README.md CHANGELOG.md MANIFEST.in pyproject.toml setup.py mysqlc/py.typed \
+for f in LICENSE README.md CHANGELOG.md MANIFEST.in pyproject.toml setup.py mysqlc/py.typed mysqlc/_core.pyi \
          docs/conf.py docs/index.rst docs/requirements.txt docs/packaging.md \
          tests/conftest.py tests/_certs.py tests/_peer.py tests/requirements.txt \
          tests/requirements-smoke.txt tests/smoke.txt tests/django_project/manage.py \
          tests/sqla/README.md tools/bootstrap.sh tools/test.sh tools/wheel.sh tools/matrix.sh \
-         tools/docs.sh tools/installed-tests.sh fuzz/run.sh .ci/run benchmarks/bench.py; do
+         tools/docs.sh tools/typecheck.sh tests/typing/usage.py tests/requirements-typing.txt \
+         tools/installed-tests.sh fuzz/run.sh .ci/run benchmarks/bench.py; do
     [ -e "$SRC/$f" ] || { say "missing from the sdist: $f"; missing=1; }
 done
 for link in $(grep -oE '\]\((docs|benchmarks)/[^)#]*' README.md | sed 's/^](//'); do

@@ -88,6 +88,7 @@ libs = [n for n in names if n.startswith("mysqlc.libs/")]
 print("wheel: %s\n  grafted: %s" % (sys.argv[1], ", ".join(sorted(libs))), file=sys.stderr)
 assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "no LICENSE"
 assert "mysqlc/py.typed" in names, "no py.typed"
+assert "mysqlc/_core.pyi" in names, "no _core.pyi (the C module's type stub)"
 assert "mysqlc.libs/LICENSE.OpenSSL.txt" in names, "no OpenSSL licence"
 for lib in ("libssl", "libcrypto"):   # libz.so.1 is on the manylinux policy's list of
     assert any(n.split("/")[-1].startswith(lib) for n in libs), "%s not grafted" % lib

@@ -5,6 +5,8 @@ protocol) that takes PyMySQL's ``connect()`` arguments with PyMySQL's defaults
 and behaves as PyMySQL's ``Connection`` where code can tell.
 """
 
+from __future__ import annotations
+
 import codecs
 import os
 import re
@@ -12,10 +14,18 @@ import sys
 import time
 import warnings
 import weakref
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, overload
 
 from .. import connections as _connections
 from ..errors import Error, InterfaceError, NotSupportedError, OperationalError
 from . import converters, cursors, optionfile
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from .. import cursors as _base_cursors
+
+    _CursorT = TypeVar("_CursorT", bound=_base_cursors.BaseCursor)
 
 __all__ = ["Connection", "DEFAULT_CHARSET", "MAX_PACKET_LEN"]
 
@@ -142,18 +152,35 @@ class Connection(_connections.Connection):
     _pymysql_closed = False
     host = None
 
-    def __init__(self, *, user=None, password="", host=None, database=None,
-                 unix_socket=None, port=0, charset="", collation=None, sql_mode=None,
-                 read_default_file=None, conv=None, use_unicode=True, client_flag=0,
-                 cursorclass=None, init_command=None, connect_timeout=10,
-                 read_default_group=None, autocommit=False, local_infile=False,
-                 max_allowed_packet=16 * 1024 * 1024, defer_connect=False,
-                 auth_plugin_map=None, read_timeout=None, write_timeout=None,
-                 bind_address=None, binary_prefix=False, program_name=None,
-                 server_public_key=None, ssl=None, ssl_ca=None, ssl_cert=None,
-                 ssl_disabled=None, ssl_key=None, ssl_key_password=None,
-                 ssl_verify_cert=None, ssl_verify_identity=None, compress=None,
-                 named_pipe=None, passwd=None, db=None, **options):
+    def __init__(self, *, user: Union[str, bytes, None] = None,
+                 password: Union[str, bytes] = "", host: Optional[str] = None,
+                 database: Union[str, bytes, None] = None,
+                 unix_socket: Optional[str] = None, port: int = 0, charset: str = "",
+                 collation: Optional[str] = None, sql_mode: Optional[str] = None,
+                 read_default_file: Optional[str] = None,
+                 conv: Optional[Mapping[Any, Any]] = None, use_unicode: bool = True,
+                 client_flag: int = 0,
+                 cursorclass: Optional[type[_base_cursors.BaseCursor]] = None,
+                 init_command: Optional[str] = None,
+                 connect_timeout: Optional[float] = 10,
+                 read_default_group: Optional[str] = None,
+                 autocommit: Optional[bool] = False, local_infile: bool = False,
+                 max_allowed_packet: int = 16 * 1024 * 1024, defer_connect: bool = False,
+                 auth_plugin_map: Optional[Mapping[str, Any]] = None,
+                 read_timeout: Optional[float] = None,
+                 write_timeout: Optional[float] = None,
+                 bind_address: Optional[str] = None, binary_prefix: bool = False,
+                 program_name: Optional[str] = None,
+                 server_public_key: Union[str, bytes, None] = None,
+                 ssl: Union[Mapping[str, Any], Any, None] = None,
+                 ssl_ca: Optional[str] = None, ssl_cert: Optional[str] = None,
+                 ssl_disabled: Optional[bool] = None, ssl_key: Optional[str] = None,
+                 ssl_key_password: Union[str, bytes, None] = None,
+                 ssl_verify_cert: Optional[bool] = None,
+                 ssl_verify_identity: Optional[bool] = None,
+                 compress: Optional[bool] = None, named_pipe: Optional[bool] = None,
+                 passwd: Union[str, bytes, None] = None, db: Union[str, bytes, None] = None,
+                 **options: Any) -> None:
         if db is not None and database is None:
             warnings.warn("'db' is deprecated, use 'database'", DeprecationWarning, 2)
             database = db
@@ -272,7 +299,7 @@ class Connection(_connections.Connection):
             return
         super()._connect()
 
-    def connect(self, sock=None):
+    def connect(self, sock: Any = None) -> None:
         """Open the connection (after ``defer_connect=True``, or again after
         :meth:`close`).  An open connection is closed first.
 
@@ -289,7 +316,7 @@ class Connection(_connections.Connection):
         self._defer = False
         self._connect()
 
-    def close(self):
+    def close(self) -> None:
         """Send COM_QUIT and close the socket.
 
         Raises
@@ -304,11 +331,11 @@ class Connection(_connections.Connection):
             super().close()
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         """True when the connection is not open (the negation of :attr:`open`)."""
         return not self.open
 
-    def fileno(self):
+    def fileno(self) -> int:
         """The socket's file descriptor (int).
 
         Raises InterfaceError(0, "connection is closed") when not connected.
@@ -318,7 +345,7 @@ class Connection(_connections.Connection):
             raise InterfaceError(0, "connection is closed")
         return core.fd
 
-    def ping(self, reconnect=False):
+    def ping(self, reconnect: bool = False) -> None:
         """Check that the server is alive (COM_PING).
 
         Parameters
@@ -390,7 +417,16 @@ class Connection(_connections.Connection):
                 return
         super()._discard_pending(cursor)
 
-    def cursor(self, cursor=None, *, prepared=False):
+    @overload  # type: ignore[override]
+    def cursor(self, cursor: None = None, *,
+               prepared: bool = False) -> _base_cursors.BaseCursor: ...
+
+    @overload
+    def cursor(self, cursor: type[_CursorT], *, prepared: bool = False) -> _CursorT: ...
+
+    def cursor(self, cursor: Optional[type[_base_cursors.BaseCursor]] = None, *,
+               prepared: bool = False) -> _base_cursors.BaseCursor:
+
         """A new cursor of class `cursor` (default :attr:`cursorclass`)."""
         return super().cursor(cursor, prepared)
 

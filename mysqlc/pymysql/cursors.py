@@ -19,10 +19,16 @@ PyMySQL code observes:
   1024000 bytes.
 """
 
+from __future__ import annotations
+
 import re
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .. import cursors as _cursors
 from ..errors import NotSupportedError, ProgrammingError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
 
 __all__ = ["Cursor", "DictCursorMixin", "DictCursor", "SSCursor", "SSDictCursor",
            "RE_INSERT_VALUES"]
@@ -82,7 +88,8 @@ class _PyMySQLFetch:
     def _executed(self, sql):
         self.__dict__["_executed_sql"] = sql
 
-    def execute(self, query, args=None, **kwargs):
+    def execute(self, query: Union[str, bytes], args: Any = None,  # type: ignore[override]
+                **kwargs: Any) -> int:
         """As :meth:`mysqlc.cursors.BaseCursor.execute`; returns :attr:`rowcount`."""
         self.__dict__["_executed_str"] = isinstance(query, str)
         return super().execute(query, args, **kwargs)
@@ -92,7 +99,7 @@ class _PyMySQLFetch:
             args = _hex_bytes(args)
         return super()._format(conn, query, args)
 
-    def executemany(self, query, args):
+    def executemany(self, query: Union[str, bytes], args: Any) -> Optional[int]:
         """As :meth:`mysqlc.cursors.BaseCursor.execute` (INSERT/REPLACE batched
         into multi-row statements of at most :attr:`max_stmt_length` bytes);
         returns the affected rows, None for no parameter sets."""
@@ -116,14 +123,14 @@ class _PyMySQLFetch:
         # no result set: a statement that returned OK, or a nextset() that failed
         return self._rows is None or self.description is None
 
-    def fetchone(self):
+    def fetchone(self) -> Any:
         """Next row, or None (also for statements without a result set)."""
         self._check_executed()
         if self._rows is None:
             return None
         return super().fetchone()
 
-    def fetchmany(self, size=None):
+    def fetchmany(self, size: Optional[int] = None) -> Sequence[Any]:
         """Up to `size` (``size or arraysize``) rows; ``()`` for a statement
         without a result set."""
         self._check_executed()
@@ -131,21 +138,21 @@ class _PyMySQLFetch:
             return ()
         return super().fetchmany(size or self.arraysize)
 
-    def fetchall(self):
+    def fetchall(self) -> Sequence[Any]:
         """The remaining rows; ``[]`` for a statement without a result set."""
         self._check_executed()
         if self._no_result():
             return []
         return super().fetchall()
 
-    def scroll(self, value, mode="relative"):
+    def scroll(self, value: int, mode: str = "relative") -> None:
         """As PyMySQL: ``relative`` or ``absolute``; IndexError out of range."""
         self._check_executed()
         if self._rows is None:
             raise IndexError("out of range")
         return super().scroll(value, mode)
 
-    def callproc(self, procname, args=()):
+    def callproc(self, procname: str, args: Sequence[Any] = ()) -> Sequence[Any]:
         """Call stored procedure `procname` as PyMySQL: ``SET @`_procname_0`=..``
         then ``CALL `procname`(@`_procname_0`, ...)`` (the name back-quoted);
         returns `args`.  OUT values are read afterwards with ``SELECT
@@ -161,10 +168,10 @@ class _PyMySQLFetch:
         self._query(conn, call.encode(conn.encoding))
         return args
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return self
 
-    def __next__(self):
+    def __next__(self) -> Any:
         row = self.fetchone()
         if row is None:
             raise StopIteration
@@ -235,7 +242,7 @@ class SSCursor(_PyMySQLFetch, _cursors.SSCursor):
         rows = self._pull(1)
         return self._conv_row(rows[0]) if rows else None
 
-    def fetchone(self):
+    def fetchone(self) -> Any:
         """Next row from the socket, or None at the end."""
         self._check_executed()
         if self._rows is None:
@@ -246,7 +253,7 @@ class SSCursor(_PyMySQLFetch, _cursors.SSCursor):
         self.rownumber += 1
         return row
 
-    def fetchmany(self, size=None):
+    def fetchmany(self, size: Optional[int] = None) -> Sequence[Any]:
         """Up to `size` (default ``arraysize``) rows as a list; ``()`` at the end."""
         self._check_executed()
         if self._no_result():
@@ -257,7 +264,7 @@ class SSCursor(_PyMySQLFetch, _cursors.SSCursor):
             return ()
         return [self._conv_row(r) for r in rows] if self._converts else rows
 
-    def fetchall(self):
+    def fetchall(self) -> list[Any]:
         """All remaining rows, as a list (read into memory)."""
         self._check_executed()
         if self._no_result():
@@ -266,7 +273,8 @@ class SSCursor(_PyMySQLFetch, _cursors.SSCursor):
         self.rownumber += len(rows)
         return [self._conv_row(r) for r in rows] if self._converts else rows
 
-    def fetchall_unbuffered(self):
+    def fetchall_unbuffered(self) -> Iterator[Any]:
+
         """The remaining rows as an iterator that reads them one at a time
         (``iter(fetchone, None)``)."""
         return iter(self.fetchone, None)

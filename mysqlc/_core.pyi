@@ -1,0 +1,228 @@
+"""Type stub of ``mysqlc._core``, the C core (src/*.c; behaviour in docs/core-api.md).
+
+The core is internal: the DB-API layer in ``mysqlc/`` is its only user.  Arrow data
+crosses it as PyCapsules (``"arrow_schema"``, ``"arrow_array"``,
+``"arrow_array_stream"``), typed here as :class:`CapsuleType`.  Checked against the built
+module by ``python -m mypy.stubtest mysqlc._core`` (tools/typecheck.sh).
+"""
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Optional, Union, final, overload
+
+from typing_extensions import Buffer, CapsuleType, TypeAlias
+
+# one row as fetch() returns it: a tuple, or a dict when ``keys`` were given
+_Row: TypeAlias = Union[tuple[Any, ...], dict[str, Any]]
+# PEP 249 description entry: (name, type_code, display_size, internal_size, precision,
+# scale, null_ok)
+_Description: TypeAlias = tuple[str, int, Optional[int], int, int, int, bool]
+_Encoders: TypeAlias = Optional[Mapping[type, Callable[[Any], Union[bytes, str]]]]
+_Decimal: TypeAlias = Optional[str]   # "decimal", "float" or "str" (None: "decimal")
+
+# --- src/encode.c ---------------------------------------------------------------------
+def escape_string(
+    data: Union[str, Buffer],
+    no_backslash_escapes: bool = False,
+    charset: str = "utf8mb4",
+    encoding: str = "utf-8",
+) -> bytes: ...
+def literal(
+    obj: object,
+    no_backslash_escapes: bool = False,
+    charset: str = "utf8mb4",
+    encoding: str = "utf-8",
+    encoders: _Encoders = None,
+    binary_prefix: bool = False,
+) -> bytes: ...
+def format_query(
+    query: bytes,
+    args: Union[Sequence[Any], Mapping[str, Any], None],
+    no_backslash_escapes: bool = False,
+    charset: str = "utf8mb4",
+    encoding: str = "utf-8",
+    encoders: _Encoders = None,
+    binary_prefix: bool = False,
+) -> bytes: ...
+
+# --- src/infile_encode.c --------------------------------------------------------------
+def infile_arrow_check(schema_capsule: CapsuleType) -> None: ...
+def infile_encode_arrow(schema_capsule: CapsuleType, array_capsule: CapsuleType) -> bytes: ...
+def infile_encode_rows(
+    rows: Iterable[Sequence[Any]],
+    ncols: int,
+    names: Optional[Sequence[str]] = None,
+    first_row: int = 0,
+) -> bytes: ...
+
+# --- src/columnar.c -------------------------------------------------------------------
+def arrow_stream(
+    get_schema: Callable[[], CapsuleType],
+    get_next: Callable[[], Optional[CapsuleType]],
+    /,
+) -> CapsuleType: ...
+
+# --- src/store.c ----------------------------------------------------------------------
+@final
+class Store:
+    """A buffered result kept as its row packets (not instantiable from Python)."""
+
+    @property
+    def nbytes(self) -> int: ...
+    def __len__(self) -> int: ...
+    @overload
+    def __getitem__(self, key: int, /) -> _Row: ...
+    @overload
+    def __getitem__(self, key: slice, /) -> tuple[_Row, ...]: ...
+    def fetch_arrow(
+        self, start: int, n: int = -1, decimal: _Decimal = None
+    ) -> tuple[CapsuleType, CapsuleType, int]: ...
+    def arrow_schema(self, decimal: _Decimal = None) -> CapsuleType: ...
+
+# --- src/conn.c -----------------------------------------------------------------------
+@final
+class Connection:
+    """Low-level MySQL protocol connection."""
+
+    def __init__(self) -> None: ...
+    def connect(
+        self,
+        host: Optional[str] = None,
+        port: int = 3306,
+        unix_socket: Optional[str] = None,
+        *,
+        user: Optional[bytes] = None,
+        password: Optional[bytes] = None,
+        database: Optional[bytes] = None,
+        collation: int = 45,
+        client_flag: int = 0,
+        connect_timeout: Optional[float] = None,
+        read_timeout: Optional[float] = None,
+        write_timeout: Optional[float] = None,
+        ssl_mode: int = 0,
+        ssl_ca: Optional[str] = None,
+        ssl_capath: Optional[str] = None,
+        ssl_cert: Optional[str] = None,
+        ssl_key: Optional[str] = None,
+        ssl_cipher: Optional[str] = None,
+        tls_min_version: int = 0,
+        tls_max_version: int = 0,
+        server_public_key: Optional[bytes] = None,
+        allow_public_key_request: bool = False,
+        allow_cleartext: bool = False,
+        compress: bool = False,
+        attrs: Optional[Mapping[str, str]] = None,
+        auth_plugins: Optional[Mapping[str, Callable[[bytes, bytes], bytes]]] = None,
+        local_files: bool = False,
+        server_hostname: Optional[str] = None,
+    ) -> None: ...
+    # commands and result reading
+    def query(self, sql: Buffer, /) -> int: ...
+    def fetch(
+        self, n: int = -1, keys: Optional[tuple[str, ...]] = None, max_bytes: int = 0
+    ) -> list[_Row]: ...
+    def next_result(self) -> int: ...
+    def discard(self) -> None: ...
+    def ping(self) -> None: ...
+    def select_db(self, name: bytes, /) -> None: ...
+    def close(self) -> None: ...
+    def drain(self, timeout: float, closing: bool = False) -> bool: ...
+    def change_user(
+        self, user: bytes, password: Optional[bytes] = None, database: Optional[bytes] = None
+    ) -> None: ...
+    def stat(self) -> str: ...
+    def fileno(self) -> int: ...
+    # prepared statements (src/binary.c)
+    def stmt_prepare(self, sql: Buffer, /) -> tuple[int, int, int]: ...
+    def stmt_execute(
+        self,
+        statement_id: int,
+        params: Sequence[Any],
+        types: Any = None,
+        cursor: bool = False,
+        long_data_threshold: int = 0,
+        encoding: Optional[str] = "utf-8",
+    ) -> tuple[int, Any]: ...
+    def stmt_fetch(self, n: int = -1, keys: Optional[tuple[str, ...]] = None) -> list[_Row]: ...
+    def stmt_reset(self, statement_id: int, /) -> None: ...
+    def stmt_bulk_execute(
+        self,
+        statement_id: int,
+        rows: Iterable[Sequence[Any]],
+        max_payload: int = 16777216,
+        encoding: Optional[str] = "utf-8",
+        exact: bool = False,
+    ) -> Optional[int]: ...
+    def stmt_close(self, statement_id: int, /) -> None: ...
+    # test hooks
+    def _start_capture(self) -> None: ...
+    def _stop_capture(self) -> bytes: ...
+    def _replay(self, data: Buffer, client_flag: int = 0, binary: bool = False, /) -> None: ...
+    # columnar reading (src/columnar.c) and stored results (src/store.c)
+    def fetch_arrow(
+        self, n: int = -1, decimal: _Decimal = None
+    ) -> tuple[CapsuleType, CapsuleType, int]: ...
+    def arrow_schema(self, decimal: _Decimal = None) -> CapsuleType: ...
+    def store(self, keys: Optional[tuple[str, ...]] = None) -> Optional[Store]: ...
+    def prefer_store(self) -> None: ...
+    # writable attributes
+    max_allowed_packet: int
+    use_unicode: bool
+    infile_handler: Optional[Callable[[bytes], Iterable[bytes]]]
+    converters: Optional[dict[int, Callable[[Any], Any]]]
+    # read-only attributes
+    @property
+    def result_id(self) -> int: ...
+    @property
+    def bulk_operations(self) -> bool: ...
+    @property
+    def last_errno(self) -> int: ...
+    @property
+    def last_error(self) -> str: ...
+    @property
+    def last_sqlstate(self) -> str: ...
+    @property
+    def server_version(self) -> str: ...
+    @property
+    def protocol_version(self) -> int: ...
+    @property
+    def thread_id(self) -> int: ...
+    @property
+    def server_capabilities(self) -> int: ...
+    @property
+    def client_flag(self) -> int: ...
+    @property
+    def server_status(self) -> int: ...
+    @property
+    def server_collation(self) -> int: ...
+    @property
+    def affected_rows(self) -> int: ...
+    @property
+    def insert_id(self) -> int: ...
+    @property
+    def warning_count(self) -> int: ...
+    @property
+    def info(self) -> Optional[str]: ...
+    @property
+    def field_count(self) -> int: ...
+    @property
+    def description(self) -> Optional[tuple[_Description, ...]]: ...
+    @property
+    def description_flags(self) -> Optional[tuple[int, ...]]: ...
+    @property
+    def column_names(self) -> Optional[tuple[str, ...]]: ...
+    @property
+    def column_tables(self) -> Optional[tuple[str, ...]]: ...
+    @property
+    def more_results(self) -> bool: ...
+    @property
+    def rows_pending(self) -> bool: ...
+    @property
+    def cursor_open(self) -> bool: ...
+    @property
+    def open(self) -> bool: ...
+    @property
+    def fd(self) -> int: ...
+    @property
+    def auth_plugin_name(self) -> str: ...
+    @property
+    def no_backslash_escapes(self) -> bool: ...

@@ -209,3 +209,29 @@ def test_bad_arguments(pair):
         r2 = pair[0]
         r2.query("SELECT 1")
         r2.store_result().fetch_row(-1)
+
+
+def test_errno_error_sqlstate_stat_change_user(pair, root_conn_kwargs):
+    """Scripts on ``_mysql`` read the last error with ``errno()`` / ``error()`` /
+    ``sqlstate()`` and use ``stat()`` / ``change_user()``, as on mysqlclient's."""
+    got = []
+    for c in pair:
+        rec = [(c.errno(), c.error(), c.sqlstate())]
+        for sql in ("SELEC 1", "SELECT * FROM no_such_table_ll"):
+            with pytest.raises(real.ProgrammingError if c is pair[1] else low.ProgrammingError):
+                c.query(sql)
+            rec.append((c.errno(), c.error(), c.sqlstate()))
+        c.query("SELECT 1")
+        c.store_result().fetch_row()
+        rec.append((c.errno(), c.error(), c.sqlstate()))
+        rec.append(c.stat().startswith("Uptime: "))
+        c.change_user(root_conn_kwargs["user"], root_conn_kwargs.get("password") or "",
+                      root_conn_kwargs.get("database"))
+        c.query("SELECT SUBSTRING_INDEX(CURRENT_USER(), '@', 1)")
+        rec.append(c.store_result().fetch_row())
+        got.append(rec)
+    assert got[0] == got[1]
+    assert got[0][1][:2] == (1064, got[0][1][1]) and got[0][1][2] == "42000"
+    assert got[0][2][0] == 1146 and got[0][2][2] == "42S02"
+    assert got[0][3] == (0, "", "00000")
+    assert got[0][5] == ((root_conn_kwargs["user"].encode(),),)

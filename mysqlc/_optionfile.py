@@ -194,7 +194,7 @@ def read_options(read_default_file=None, read_default_group=None):
 
 def _read_pairs(read_default_file=None, read_default_group=None):
     """``(name, value)`` of every option line that mysqlclient would read, in the
-    order read (files, ``!include``\ s and groups as :func:`read_options`)."""
+    order read (files, ``!include`` lines and groups as :func:`read_options`)."""
     groups = list(CLIENT_GROUPS)
     if read_default_group:
         groups.append(os.fsdecode(read_default_group))

@@ -29,8 +29,8 @@ extensions = [
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-# docs/compat/ holds fragments merged into docs/compat.md; requirements.txt is no page
-exclude_patterns = ["_build", "compat", "requirements.txt", "Thumbs.db", ".DS_Store"]
+# requirements.txt is no page
+exclude_patterns = ["_build", "requirements.txt", "Thumbs.db", ".DS_Store"]
 
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True

@@ -299,14 +299,14 @@ class connection:
             raise TypeError("a str or bytes-like object is required, not %r"
                             % type(query).__name__)
         self._pending = False
-        self._pending = core.query(bytes(query)) > 0
+        self._pending = self._recorded(core.query, bytes(query)) > 0
 
     def _take(self, use):
         core = self._core()
         if not self._pending:
             return None
         self._pending = False
-        return result(self, use)
+        return self._recorded(result, self, use)
 
     def store_result(self):
         """The current result set read whole (a :class:`result`), or None for a
@@ -327,7 +327,7 @@ class connection:
             raise ProgrammingError(2014, "Commands out of sync; you can't run this "
                                          "command now")
         self._pending = False
-        self._pending = core.next_result() > 0
+        self._pending = self._recorded(core.next_result) > 0
         return 0
 
     def more_results(self):
@@ -358,6 +358,50 @@ class connection:
     def info(self):
         """Info string of the last OK packet, or None."""
         return self._core().info
+
+    def _recorded(self, fn, *args):
+        # fn(*args) with its error kept as the connection's last error, and the
+        # record cleared when it succeeds (mysql_errno() after each API call)
+        mc = self._mc
+        try:
+            value = fn(*args)
+        except Error as exc:
+            mc._note_error(exc)
+            raise
+        mc._last_error = _connections._NO_ERROR
+        return value
+
+    def errno(self):
+        """Error number of the last call (int; server ``ER_*`` or client
+        ``CR_*``), 0 after a call that succeeded (mysqlclient's ``errno()``).
+        Raises OperationalError(2006) on a closed connection."""
+        return self._mc_checked().errno()
+
+    def error(self):
+        """Message of the last call's error (str), '' after a call that succeeded
+        (mysqlclient's ``error()``).  Raises OperationalError(2006) on a closed
+        connection."""
+        return self._mc_checked().error()
+
+    def sqlstate(self):
+        """SQLSTATE of the last call's error (5-character str), ``"00000"`` after
+        a call that succeeded (mysqlclient's ``sqlstate()``).  Raises
+        OperationalError(2006) on a closed connection."""
+        return self._mc_checked().sqlstate()
+
+    def stat(self):
+        """The server's status line (COM_STATISTICS), str, as mysqlclient's
+        ``stat()``.  Raises OperationalError 2006 on a closed or lost connection."""
+        return self._recorded(self._mc_checked().stat)
+
+    def change_user(self, user, passwd=None, db=None):
+        """Log in again as `user` (COM_CHANGE_USER; mysqlclient's
+        ``change_user(user, passwd=None, db=None)``); see
+        :meth:`mysqlc.connections.Connection.change_user`.  Raises
+        OperationalError 1045 when refused (the previous login stays), 2006 on a
+        closed connection."""
+        self._pending = False
+        self._recorded(self._mc_checked().change_user, user, passwd, db)
 
     # ------------------------------------------------------------ connection
 
@@ -405,37 +449,6 @@ class connection:
     def kill(self, pid):
         """``KILL pid``."""
         self._mc_checked().kill(pid)
-
-    def errno(self):
-        """Error number of the last command (int; 0 when it succeeded): the
-        core's record, reset by every command, as libmysqlclient's
-        ``mysql_errno()``."""
-        return self._core_record().last_errno
-
-    def error(self):
-        """Message of the last command's error (str; '' when it succeeded)."""
-        return self._core_record().last_error
-
-    def sqlstate(self):
-        """SQLSTATE of the last command's error (str; '00000' when it
-        succeeded, 'HY000' for client errors)."""
-        return self._core_record().last_sqlstate
-
-    def _core_record(self):
-        core = self._mc._conn
-        if core is None or self._mc._closed:
-            raise _gone()
-        return core
-
-    def stat(self):
-        """The server's status line (COM_STATISTICS), a str."""
-        return self._mc_checked().stat()
-
-    def change_user(self, user, passwd=None, db=None):
-        """Log in again as `user` (COM_CHANGE_USER; see
-        :meth:`mysqlc.connections.Connection.change_user`)."""
-        self._pending = False
-        self._mc_checked().change_user(user, passwd, db)
 
     def thread_id(self):
         """The server's connection id."""

@@ -189,6 +189,12 @@ def read_options(read_default_file=None, read_default_group=None):
         Normalized option name -> value (str, or None for an option without a
         value); the last occurrence of a name wins.
     """
+    return dict(_read_pairs(read_default_file, read_default_group))
+
+
+def _read_pairs(read_default_file=None, read_default_group=None):
+    """``(name, value)`` of every option line that mysqlclient would read, in the
+    order read (files, ``!include`` lines and groups as :func:`read_options`)."""
     groups = list(CLIENT_GROUPS)
     if read_default_group:
         groups.append(os.fsdecode(read_default_group))
@@ -199,7 +205,7 @@ def read_options(read_default_file=None, read_default_group=None):
     out = []
     for path in files:
         _read_file(os.path.expanduser(path), {g.lower() for g in groups}, 0, out)
-    return dict(out)
+    return out
 
 
 def _flag(name, value):
@@ -255,9 +261,20 @@ def connect_options(read_default_file=None, read_default_group=None):
     ------
     ProgrammingError
         A value that cannot be used (``port=abc``, ``protocol=pipe``).
+
+    Notes
+    -----
+    Every ``init-command`` line read counts, in the order read (a tuple when
+    there are several), as libmysqlclient adds each to its list of init
+    commands; for the other options the last occurrence wins.
     """
-    opts = read_options(read_default_file, read_default_group)
+    pairs = _read_pairs(read_default_file, read_default_group)
+    opts = dict(pairs)
     kw = {}
+    inits = tuple(v for n, v in pairs if n == "init-command" and v is not None)
+    if len(inits) > 1:
+        opts.pop("init-command")
+        kw["init_command"] = inits
     for name, value in opts.items():
         if name in _STRINGS:
             if value is not None:       # "password" alone means "ask" in the CLI

@@ -789,8 +789,10 @@ class SSCursor(BaseCursor):
     socket as they are fetched, so memory stays bounded by one ``fetchmany`` batch
     whatever the size of the result.
 
-    Follows mysqlclient's ``SSCursor``: ``rowcount`` is -1 until the result is
-    exhausted (then the number of rows read); only forward ``scroll`` is possible.
+    ``rowcount`` is -1 until the result is exhausted, then the number of rows read
+    (PyMySQL's behaviour; mysqlclient's stays -1), and ``fetchmany``/``fetchall``
+    return lists (mysqlclient: tuples; docs/compat.md); only forward ``scroll`` is
+    possible.
     While rows are unread, any other command on the connection raises
     ProgrammingError 2014 "Commands out of sync"; :meth:`close`, :meth:`nextset`
     or the cursor's next :meth:`execute` read and drop the rest.

@@ -211,23 +211,27 @@ def test_bad_arguments(pair):
         r2.store_result().fetch_row(-1)
 
 
-def test_errno_error_sqlstate_stat_change_user(pair, conn_kwargs):
-    out = []
+def test_errno_error_sqlstate_stat_change_user(pair, root_conn_kwargs):
+    """Scripts on ``_mysql`` read the last error with ``errno()`` / ``error()`` /
+    ``sqlstate()`` and use ``stat()`` / ``change_user()``, as on mysqlclient's."""
+    got = []
     for c in pair:
-        trace = [(c.errno(), c.error(), c.sqlstate())]
-        with pytest.raises(Exception) as ei:
-            c.query("SELEC 1")
-        trace.append((type(ei.value).__name__, c.errno(), c.sqlstate(),
-                      "SELEC" in c.error()))
+        rec = [(c.errno(), c.error(), c.sqlstate())]
+        for sql in ("SELEC 1", "SELECT * FROM no_such_table_ll"):
+            with pytest.raises(real.ProgrammingError if c is pair[1] else low.ProgrammingError):
+                c.query(sql)
+            rec.append((c.errno(), c.error(), c.sqlstate()))
         c.query("SELECT 1")
-        c.store_result()
-        trace.append((c.errno(), c.error(), c.sqlstate()))
-        stat = c.stat()
-        trace.append((type(stat).__name__, stat.split(":")[0]))
-        c.change_user(conn_kwargs["user"], conn_kwargs["password"], conn_kwargs["database"])
-        c.query("SELECT CURRENT_USER() = CONCAT(%s, '@', '%%')" % (
-            low.string_literal(conn_kwargs["user"]).decode(),))
-        trace.append(c.store_result().fetch_row())
-        out.append(trace)
-    assert out[0] == out[1]
-    assert out[0][1] == ("ProgrammingError", 1064, "42000", True)
+        c.store_result().fetch_row()
+        rec.append((c.errno(), c.error(), c.sqlstate()))
+        rec.append(c.stat().startswith("Uptime: "))
+        c.change_user(root_conn_kwargs["user"], root_conn_kwargs.get("password") or "",
+                      root_conn_kwargs.get("database"))
+        c.query("SELECT SUBSTRING_INDEX(CURRENT_USER(), '@', 1)")
+        rec.append(c.store_result().fetch_row())
+        got.append(rec)
+    assert got[0] == got[1]
+    assert got[0][1][:2] == (1064, got[0][1][1]) and got[0][1][2] == "42000"
+    assert got[0][2][0] == 1146 and got[0][2][2] == "42S02"
+    assert got[0][3] == (0, "", "00000")
+    assert got[0][5] == ((root_conn_kwargs["user"].encode(),),)

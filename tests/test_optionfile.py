@@ -386,3 +386,21 @@ def test_include_quotes_and_escapes_as_mysqlclient(server, tmp_path):
     assert ours == theirs
     # the file gives SET @probe = 'tab<TAB>here\ "q" end'; SQL then reads "\ " as " "
     assert ours[3] == 'tab\there "q" end'
+
+
+def test_every_init_command_of_the_file_runs_as_mysqlclient(server, tmp_path):
+    """libmysqlclient keeps a list of init commands and each ``init-command`` line
+    read adds one (``[client]``'s and the named group's both run): none may be
+    dropped silently (a ``[client]`` time zone lost to a ``[myapp]`` sql_mode)."""
+    f = _cnf(tmp_path, server,
+             extra="init-command = \"SET @probe2 = 'client'\"")
+    ours, theirs = _both(read_default_file=f, read_default_group="myapp")
+    assert ours == theirs
+    assert ours[3:5] == ("from the file", "client")
+    # with one given too: the given one first, then the file's, in file order
+    ours, theirs = _both(read_default_file=f, read_default_group="myapp",
+                         init_command="SET @probe = 'explicit', @probe2 = 'explicit'")
+    assert ours == theirs
+    assert ours[3:5] == ("from the file", "client")
+    assert connect_options(f, "myapp")["init_command"] == (
+        "SET @probe2 = 'client'", "SET @probe = 'from the file'")

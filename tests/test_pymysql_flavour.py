@@ -589,3 +589,25 @@ def test_sscursor_nextset_like_pymysql(both, conn_kwargs):
         c.close()
     assert got[0] == got[1]
     assert got[0][:6] == [(1,), None, [(2,)], True, [(3,)], None]
+
+
+@pytest.mark.parametrize("host", ["localhost", None])
+def test_localhost_is_tcp_as_pymysql(flavour, real_pymysql, conn_kwargs, monkeypatch, host):
+    """PyMySQL connects to ``localhost`` (or no host) over TCP on `port`; only
+    ``unix_socket`` makes it use a socket.  The flavour must not take mysqlclient's
+    rule (the local socket): PyMySQL code would reach another server, or none."""
+    monkeypatch.setenv("MYSQL_UNIX_PORT", "/nonexistent-dir/mysqld.sock")
+    kw = {k: v for k, v in conn_kwargs.items() if k not in ("host", "unix_socket")}
+    if host is not None:
+        kw["host"] = host
+    infos = []
+    for mod in (flavour, real_pymysql):
+        conn = mod.connect(**kw)
+        try:
+            cur = conn.cursor()
+            cur.execute("SELECT 1")
+            infos.append((cur.fetchone(), conn.get_host_info(), conn.host))
+        finally:
+            conn.close()
+    assert infos[0] == infos[1]
+    assert infos[0][1] == "socket localhost:%d" % conn_kwargs["port"]

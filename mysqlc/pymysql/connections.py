@@ -247,6 +247,10 @@ class Connection(_connections.Connection):
         self.use_unicode = use_unicode
         self.server_public_key = server_public_key
         self.ssl = bool(ssl or ssl_ca or ssl_cert or ssl_key)
+        if not unix_socket:
+            # PyMySQL: TCP to `host` (default "localhost") unless unix_socket is
+            # given; mysqlc.connect's mysqlclient rule would take the local socket
+            options.setdefault("protocol", "tcp")
         super().__init__(
             host=None if unix_socket else host, user=user, password=password,
             database=database, port=port, unix_socket=unix_socket,

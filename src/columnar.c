@@ -1169,6 +1169,9 @@ PyMethodDef mc_columnar_functions[] = {
 
 int mc_utf8_valid(const unsigned char *s, size_t n) { return utf8_valid(s, n); }
 
+/* rows decoded from a Store between two checks for signals (mc_store_fetch_arrow) */
+#define MC_STORE_SIGNAL_ROWS 65536
+
 /* Parse stored rows from byte offset *off (row `row`) into `b`, up to max_rows or the end of
    the store; no Python API unless b->needs_gil. */
 static int drain_store(const mc_store *s, batch *b, Py_ssize_t *row, size_t *off,
@@ -1212,18 +1215,27 @@ PyObject *mc_store_fetch_arrow(mc_store *s, PyObject *args, PyObject *kwds) {
     }
     Py_ssize_t row = start;
     size_t off = limit > 0 ? mc_store_offset(s, start) : 0;
-    int rc;
-    if (b.needs_gil) {
-        locale_t old = uselocale(mc_c_locale);
-        rc = drain_store(s, &b, &row, &off, limit);
-        uselocale(old);
-    } else {
-        locale_t old;
-        Py_BEGIN_ALLOW_THREADS
-        old = uselocale(mc_c_locale);
-        rc = drain_store(s, &b, &row, &off, limit);
-        uselocale(old);
-        Py_END_ALLOW_THREADS
+    int rc = OK;
+    /* in steps of MC_STORE_SIGNAL_ROWS rows, with the GIL (and PyErr_CheckSignals) between
+       them: Ctrl-C during the decode of a large stored result is honoured within a step
+       (a few ms), and the store stays as it was (the result was read whole already) */
+    for (;;) {
+        int64_t upto = b.rows + MC_STORE_SIGNAL_ROWS < (int64_t)limit
+                       ? b.rows + MC_STORE_SIGNAL_ROWS : (int64_t)limit;
+        if (b.needs_gil) {
+            locale_t old = uselocale(mc_c_locale);
+            rc = drain_store(s, &b, &row, &off, upto);
+            uselocale(old);
+        } else {
+            locale_t old;
+            Py_BEGIN_ALLOW_THREADS
+            old = uselocale(mc_c_locale);
+            rc = drain_store(s, &b, &row, &off, upto);
+            uselocale(old);
+            Py_END_ALLOW_THREADS
+        }
+        if (rc < 0 || b.rows >= (int64_t)limit || b.full || row >= s->nrows) break;
+        if (PyErr_CheckSignals() < 0) goto done;
     }
     if (rc < 0) { raise_parse_error(&s->ctx, &b, rc); mc_store_distrust(s); goto done; }
     s->pos_row = row;

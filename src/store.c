@@ -355,6 +355,12 @@ static PyObject *store_rows(mc_store *s, Py_ssize_t start, Py_ssize_t stop) {
         if (!row) { mc_store_distrust(s); Py_DECREF(out); return NULL; }
         PyTuple_SET_ITEM(out, i - start, row);
         off += 4 + n;
+        /* Ctrl-C while a large stored result is decoded: honoured every 64Ki rows (the
+           store is left as it was; the result was read whole already) */
+        if (((i - start) & 0xFFFF) == 0xFFFF && PyErr_CheckSignals() < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
     }
     s->pos_row = stop;
     s->pos_off = off;

@@ -260,7 +260,11 @@ def test_odd_parameter_types_and_packet_refusals(server):
             cur.executemany(ins, [row, row2, row3])
             pcur.executemany(ins, [row, row2, row3])
             _core.infile_encode_rows([row, row2, row3], 5)
-        _check("adapted parameters, every path", run, 500)
+        # numpy's conversions (astype().item()) leave a few dozen small objects alive
+        # across windows whatever the number of runs (measured: 1-9 KB after 3,000 runs of
+        # each path, the same after 300): a constant allowance on top of the per-run bound
+        n = max(200, int(500 * SCALE))
+        _check("adapted parameters, every path", run, 500, max_bytes=64 * n + 16384)
 
         def bad():
             with pytest.raises(TypeError):

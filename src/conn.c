@@ -81,11 +81,9 @@ static void set_exc_sqlstate(PyObject *exc, const char *sqlstate) {
 
 /* Raise cls(errnum, msg) with sqlstate "HY000" (a client-side error) and record it as
    the connection's last error; the connection stays as it is.  NULL. */
-static PyObject *conn_client_error(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...) {
-    va_list va;
-    va_start(va, fmt);
-    PyObject *msg = PyUnicode_FromFormatV(fmt, va);
-    va_end(va);
+/* Raise cls(errnum, msg) for a client-side error (SQLSTATE HY000) and record it as the
+   connection's last error; msg is stolen (NULL: formatting failed).  NULL. */
+static PyObject *client_error_msg(mc_conn *c, PyObject *cls, int errnum, PyObject *msg) {
     if (!msg) return NULL;
     conn_record_error(c, errnum, msg, "HY000");
     PyObject *exc = PyObject_CallFunction(cls, "iO", errnum, msg);
@@ -97,31 +95,31 @@ static PyObject *conn_client_error(mc_conn *c, PyObject *cls, int errnum, const 
     return NULL;
 }
 
+static PyObject *conn_client_error(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...) {
+    va_list va;
+    va_start(va, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, va);
+    va_end(va);
+    return client_error_msg(c, cls, errnum, msg);
+}
+
 /* The error for using a connection whose socket is closed: OperationalError 2006
    "Server has gone away", as libmysqlclient answers every command after close() or
-   after the connection was lost (an error, a timeout, an interrupt; the message then
-   says so).  NULL. */
+   after the connection was lost (an error, a timeout, an interrupt).  NULL. */
 static PyObject *raise_closed(mc_conn *c) {
     return conn_client_error(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
                              "Server has gone away");
 }
 
-/* Raise cls(errnum, msg) and close the connection (the stream is no longer in sync). */
+/* Raise cls(errnum, msg) and close the connection (the stream is no longer in sync).
+   The message is formatted first: its arguments may point into connection state. */
 static PyObject *conn_fatal(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...) {
     va_list va;
     va_start(va, fmt);
     PyObject *msg = PyUnicode_FromFormatV(fmt, va);
     va_end(va);
     conn_close_socket(c);
-    if (!msg) return NULL;
-    conn_record_error(c, errnum, msg, "HY000");
-    PyObject *exc = PyObject_CallFunction(cls, "iO", errnum, msg);
-    Py_DECREF(msg);
-    if (!exc) return NULL;
-    set_exc_sqlstate(exc, "HY000");
-    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-    Py_DECREF(exc);
-    return NULL;
+    return client_error_msg(c, cls, errnum, msg);
 }
 
 static PyObject *malformed(mc_conn *c, const char *what) {

@@ -50,7 +50,6 @@ static void conn_close_socket(mc_conn *c) {
         Py_BEGIN_ALLOW_THREADS
         close(fd);
         Py_END_ALLOW_THREADS
-        c->lost = 1;   /* lost, not close()d (Conn_close() clears it) */
     }
     c->state = ST_IDLE;
 }
@@ -79,8 +78,6 @@ static void set_exc_sqlstate(PyObject *exc, const char *sqlstate) {
     Py_XDECREF(s);
 }
 
-/* Raise cls(errnum, msg) with sqlstate "HY000" (a client-side error) and record it as
-   the connection's last error; the connection stays as it is.  NULL. */
 /* Raise cls(errnum, msg) for a client-side error (SQLSTATE HY000) and record it as the
    connection's last error; msg is stolen (NULL: formatting failed).  NULL. */
 static PyObject *client_error_msg(mc_conn *c, PyObject *cls, int errnum, PyObject *msg) {
@@ -206,6 +203,10 @@ static ssize_t io_read_nogil(int fd, SSL *ssl, unsigned char *dst, size_t room, 
 
 /* Read at least one byte into dst.  Returns the count, or -1 with an exception set and
    the connection closed (lost connection, timeout, Ctrl-C). */
+/* Where a lost connection was lost, for CR_SERVER_LOST messages: libmysqlclient says "at
+   'reading initial communication packet'" for the greeting, "during query" otherwise. */
+#define LOST_AT(c) ((c)->lost_at ? (c)->lost_at : "during query")
+
 static ssize_t transport_recv(mc_conn *c, unsigned char *dst, size_t room) {
     for (;;) {
         ssize_t n;
@@ -229,21 +230,21 @@ static ssize_t transport_recv(mc_conn *c, unsigned char *dst, size_t room) {
             char tbuf[32];
             snprintf(tbuf, sizeof(tbuf), "%g", to);
             conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server during query (read timed out after %s s)",
-                       tbuf);
+                       "Lost connection to server %s (read timed out after %s s)",
+                       LOST_AT(c), tbuf);
             return -1;
         }
         case IO_EOF:
             conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server during query");
+                       "Lost connection to server %s", LOST_AT(c));
             return -1;
         case IO_TLS:
             conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server during query (TLS error: %s)", msg);
+                       "Lost connection to server %s (TLS error: %s)", LOST_AT(c), msg);
             return -1;
         default:
             conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server during query (%s)", strerror(err));
+                       "Lost connection to server %s (%s)", LOST_AT(c), strerror(err));
             return -1;
         }
     }
@@ -1705,51 +1706,6 @@ static int start_tls(mc_conn *c, const connect_opts *o) {
     return 0;
 }
 
-/* Read the server's greeting.  A connection lost (or timed out) before it arrives is
-   reported as libmysqlclient does: CR_SERVER_LOST "Lost connection to server at 'reading
-   initial communication packet'" (the transport says "during query").  0 or -1. */
-static int read_initial_packet(mc_conn *c, const unsigned char **p, size_t *n) {
-    static const char during[] = "Lost connection to server during query";
-    if (conn_read_packet(c, p, n) == 0) return 0;
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *exc = PyErr_GetRaisedException();
-#else
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    PyErr_NormalizeException(&type, &value, &tb);
-    if (tb && value) PyException_SetTraceback(value, tb);
-    Py_XDECREF(type);
-    Py_XDECREF(tb);
-    PyObject *exc = value;
-#endif
-    if (!exc) return -1;
-    PyObject *args = PyObject_TypeCheck(exc, (PyTypeObject *)c->st->OperationalError)
-                     ? PyObject_GetAttrString(exc, "args") : NULL;
-    if (args && PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 2 &&
-        PyLong_Check(PyTuple_GET_ITEM(args, 0)) &&
-        PyLong_AsLong(PyTuple_GET_ITEM(args, 0)) == CR_SERVER_LOST &&
-        PyUnicode_Check(PyTuple_GET_ITEM(args, 1))) {
-        const char *msg = PyUnicode_AsUTF8(PyTuple_GET_ITEM(args, 1));
-        if (msg && strncmp(msg, during, sizeof(during) - 1) == 0) {
-            mc_raise(c->st->OperationalError, CR_SERVER_LOST,
-                     "Lost connection to server at 'reading initial communication packet'%s",
-                     msg + sizeof(during) - 1);
-            Py_DECREF(args);
-            Py_DECREF(exc);
-            return -1;
-        }
-    }
-    Py_XDECREF(args);
-    PyErr_Clear();
-#if PY_VERSION_HEX >= 0x030C0000
-    PyErr_SetRaisedException(exc);
-#else
-    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
-    Py_DECREF(exc);
-#endif
-    return -1;
-}
-
 /* The authentication exchange after the HandshakeResponse41 or COM_CHANGE_USER has been
    sent: OK, ERR, AuthSwitchRequest (0xFE) or AuthMoreData (0x01) until OK.  0 with the OK
    parsed; -1 with the exception (ERR: the server's error, the connection left open for
@@ -1811,7 +1767,11 @@ static int do_handshake(mc_conn *c, span user, span password, span database,
     auth_state a;
     memset(&a, 0, sizeof(a));
     c->seq = 0;
-    if (read_initial_packet(c, &p, &n) < 0) return -1;
+    /* libmysqlclient's words for a greeting that never comes */
+    c->lost_at = "at 'reading initial communication packet'";
+    int got = conn_read_packet(c, &p, &n);
+    c->lost_at = NULL;
+    if (got < 0) return -1;
     if (n == 0) { malformed(c, "empty handshake"); return -1; }
     if (p[0] == 0xFF) {    /* e.g. too many connections, host blocked */
         raise_err_packet(c, p, n);
@@ -2112,7 +2072,6 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     c->zpos = c->zend = 0;
     c->compress = 0;
     c->replaying = 0;
-    c->lost = 0;
     c->closing = 0;
     conn_clear_error(c);
     c->in_use = 1;
@@ -3040,7 +2999,6 @@ static PyObject *Conn_drain(mc_conn *c, PyObject *args, PyObject *kwds) {
 
 static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
     if (c->fd < 0) {
-        c->lost = 0;   /* close() after a lost connection */
         c->closing = 0;
         Py_RETURN_NONE;
     }
@@ -3072,7 +3030,6 @@ static PyObject *Conn_close(mc_conn *c, PyObject *noargs) {
         Py_END_ALLOW_THREADS
     }
     conn_close_socket(c);
-    c->lost = 0;   /* closed on purpose */
     c->closing = 0;
     clear_result(c);
     Py_RETURN_NONE;

@@ -79,7 +79,7 @@ typedef struct {
                               connection and after a columnar read: store() keeps the packets */
     /* interrupts, lost connections, last error, text columns as bytes */
     uint32_t sig_countdown; /* packets until the next PyErr_CheckSignals() (conn_read_packet) */
-    int lost;              /* the socket was closed by an error or an interrupt, not close() */
+    const char *lost_at;   /* static text for CR_SERVER_LOST messages; NULL: "during query" */
     int closing;           /* drain(closing=True) began: close() follows, other users get
                               InterfaceError "the connection was closed" */
     int use_unicode;       /* 0: text columns decode to bytes (mysqlclient's use_unicode=False) */

@@ -1,17 +1,68 @@
-/* The C Connection's state, shared by conn.c (protocol, row decoding) and columnar.c
- * (columnar Arrow batches).  Internal to the extension. */
+/* The C Connection's state and the interfaces between the C core's layers (the map is
+ * docs/architecture.md).  Internal to the extension.
+ *
+ *   engine     framing.c (packets in/out, compressed envelope, send buffer),
+ *              packets.c (OK/ERR/EOF, client errors), session.c (handshake, auth),
+ *              results.c (result sets, rows), prepared.c (COM_STMT_*): never touch a
+ *              socket; they read packets with mc_read_packet() and frame output with
+ *              mc_conn_send() into c->out.
+ *   transport  transport.c: a blocking socket (+ TLS, tls.c) behind the mc_io interface.
+ *   driver     conn.c: the Python type mysqlc._core.Connection, argument parsing, the
+ *              thread guard; columnar.c and store.c read rows through the engine.
+ */
 #ifndef MYSQLC_CONN_INTERNAL_H
 #define MYSQLC_CONN_INTERNAL_H
 #include "mysqlc.h"
+#include <sys/types.h>
+#include <sys/uio.h>
 
 /* ST_CURSOR: a server-side cursor (COM_STMT_EXECUTE with CURSOR_TYPE_READ_ONLY) is open
    and its rows are fetched with COM_STMT_FETCH. */
-enum { ST_IDLE = 0, ST_ROWS = 1, ST_MORE = 2, ST_CURSOR = 3 };
+/* ST_INFILE: the file of a LOCAL INFILE request was sent; the server's answer is next
+   (only seen between MC_NEED returns). */
+enum { ST_IDLE = 0, ST_ROWS = 1, ST_MORE = 2, ST_CURSOR = 3, ST_INFILE = 4 };
+
+#define RBUF_INITIAL (128 * 1024)
+#define RBUF_KEEP (4 * 1024 * 1024)
+#define MC_MAX_JOINED ((size_t)1 << 30)   /* max_allowed_packet cannot exceed 1 GiB */
+#define MC_SIGNAL_PACKETS 1024u           /* packets between PyErr_CheckSignals() calls */
+#define MARIADB_CLIENT_STMT_BULK_OPERATIONS (1u << 2)   /* of the extended (upper) 32 bits */
+#define MARIADB_CLIENT_CACHE_METADATA (1u << 4)        /* of the extended (upper) 32 bits */
+#define COM_STMT_BULK_EXECUTE 0xFA
+#define CR_NET_PACKET_TOO_LARGE 2020
+
+/* Returned (as an int or Py_ssize_t) by an engine function that needs more received bytes
+   than are buffered, when no blocking transport is attached (c->io == NULL): nothing was
+   lost, c->need says how many bytes from the read position the next packet needs, and the
+   same call made again after mc_engine_feed() continues.  Never returned while c->io is
+   set.  Callers that only test `< 0` treat it as an error with no exception set, so a flow
+   that does not handle it fails loudly (SystemError) rather than misreading. */
+#define MC_NEED (-2)
+
+typedef struct mc_conn_s mc_conn;
+
+/* A transport under the engine.  fill(): write c->out, then receive at least one byte
+   into the engine (mc_engine_recv_buffer / mc_engine_received); 0 or -1 with the exception
+   and the connection closed.  flush(): write c->out; 0 or -1.  close(): end the stream at
+   once (may be NULL). */
+typedef struct {
+    int (*fill)(mc_conn *c);
+    int (*flush)(mc_conn *c);
+    void (*close)(mc_conn *c);
+} mc_io;
 
 typedef struct {
+    const unsigned char *data;
+    size_t len;
+} span;
+
+struct mc_conn_s {
     PyObject_HEAD
     PyObject *module;
     mc_state *st;
+    const mc_io *io;      /* the transport driving the engine, or NULL (MC_NEED returns) */
+    mc_writer out;        /* bytes for the wire, framed (and compressed) by the engine */
+    size_t need;          /* with MC_NEED: unread bytes the next packet needs in rbuf */
     int fd;
     int in_use;
     int is_unix;
@@ -51,6 +102,7 @@ typedef struct {
     int cursor_wanted;     /* COM_STMT_EXECUTE asked for a read-only cursor */
     uint32_t cursor_stmt;  /* statement whose cursor is open (ST_CURSOR) */
     PyObject *infile_handler;   /* callable(filename: bytes) -> iterable of bytes, or NULL */
+    PyObject *infile_exc;  /* ST_INFILE: the handler's exception, raised after the answer */
     int replaying;         /* parsing bytes given to _replay(), no socket */
     int capturing;         /* record every received byte into `capture` */
     mc_writer capture;
@@ -92,23 +144,156 @@ typedef struct {
     char first_plugin[64];
     uint8_t handshake_collation;
     PyObject *connect_attrs;   /* dict str -> str or NULL */
-} mc_conn;
+};
 
-/* conn.c functions columnar.c uses; same contracts as their static counterparts. */
-int mc_conn_enter(mc_conn *c);              /* 0, or -1 (in use / closed) */
-void mc_conn_leave(mc_conn *c);
-/* 1: a row packet in *p, *n; 0: end of the result set (state updated); -1: error */
-int mc_conn_next_row(mc_conn *c, const unsigned char **p, size_t *n);
-/* OperationalError(2027, "Malformed packet: what"), connection closed; NULL */
-PyObject *mc_conn_malformed(mc_conn *c, const char *what);
-/* COM_STMT_FETCH of up to n rows of the open server-side cursor; state becomes ST_ROWS */
-int mc_conn_cursor_fetch(mc_conn *c, uint32_t n);
+/* session.c: what an authentication exchange keeps between packets */
+typedef struct {
+    char plugin[64];
+    unsigned char nonce[64];
+    size_t nonce_len;
+    int pubkey_requested;
+    int rounds;            /* packets of the exchange so far (bounded) */
+} auth_state;
 
-/* Decode one row packet of the current result (of c's plan) into a tuple, or a dict keyed by
-   `keys`; new reference or NULL (a malformed row closes c's socket, as fetch()). */
-PyObject *mc_conn_decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys);
-/* close c's socket (the stream is no longer trusted); no exception is set or changed */
+/* conn.c -> session.c / transport.c: the connect() options the handshake uses */
+typedef struct {
+    mc_tls_opts tls;
+    const char *host;
+    double connect_timeout;
+    unsigned collation;
+    uint32_t extra_flags;
+    int want_compress;
+    PyObject *attrs;   /* dict str -> str or NULL */
+} connect_opts;
+
+/* session.c: the connection phase as a state machine (mc_handshake_step).  The spans and
+   `o` are the caller's and must stay valid until the handshake is done. */
+enum { HS_GREETING = 0, HS_TLS, HS_AUTH, HS_DONE };
+#define MC_HS_TLS 1        /* mc_handshake_step: upgrade the transport to TLS now */
+typedef struct {
+    int step;
+    auth_state a;
+    mc_writer authout;     /* the current authentication response (wiped after use) */
+    span user, password, database;
+    const connect_opts *o;
+    unsigned char zeros[23];   /* filler of the SSLRequest / HandshakeResponse41 */
+} mc_handshake;
+
+extern const mc_io mc_socket_io;   /* transport.c: a connected socket */
+extern const mc_io mc_replay_io;   /* transport.c: _replay() data, complete, no socket */
+
+/* framing.c */
+int mc_buf_make_room(unsigned char **buf, size_t *cap, size_t *pos, size_t *end, size_t need);
+int mc_frame_inflate(mc_conn *c);
+size_t mc_frame_zneed(mc_conn *c);
+int mc_engine_recv_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *room);
+int mc_engine_received(mc_conn *c, size_t n);
+int mc_engine_feed(mc_conn *c, const unsigned char *data, size_t len);
+int mc_frame_complete(mc_conn *c, size_t count);
+int mc_frame_next(mc_conn *c, const unsigned char **payload, size_t *len);
+int mc_read_packet_slow(mc_conn *c, const unsigned char **payload, size_t *len);
+int mc_frame_wait(mc_conn *c, size_t count);
+int mc_frame_peek(mc_conn *c, const unsigned char **payload, size_t *len);
+int mc_conn_check_signals(mc_conn *c);
+int mc_conn_send(mc_conn *c, const unsigned char *prefix, size_t plen, const unsigned char *data, size_t dlen);
+int mc_conn_flush(mc_conn *c);
+int mc_conn_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t arglen);
 void mc_conn_close_socket(mc_conn *c);
+
+/* transport.c */
+double mc_monotonic(void);
+int mc_wait_fd(int fd, short events, double timeout);
+ssize_t mc_transport_recv(mc_conn *c, unsigned char *dst, size_t room);
+int mc_send_all(mc_conn *c, struct iovec *iov, int iovcnt);
+int mc_open_socket(mc_conn *c, const char *host, int port, const char *unix_path, double timeout);
+int mc_start_tls(mc_conn *c, const connect_opts *o);
+void mc_transport_send_nowait(mc_conn *c);
+
+/* packets.c */
+void mc_conn_record_error(mc_conn *c, int errnum, PyObject *msg, const char *sqlstate);
+void mc_conn_clear_error(mc_conn *c);
+void mc_set_exc_sqlstate(PyObject *exc, const char *sqlstate);
+PyObject *mc_client_error_msg(mc_conn *c, PyObject *cls, int errnum, PyObject *msg);
+PyObject *mc_conn_client_error(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...);
+PyObject *mc_conn_raise_closed(mc_conn *c);
+PyObject *mc_conn_fatal(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...);
+PyObject *mc_conn_malformed(mc_conn *c, const char *what);
+int mc_parse_ok(mc_conn *c, const unsigned char *p, size_t n);
+PyObject *mc_raise_err_packet(mc_conn *c, const unsigned char *p, size_t n);
+int mc_parse_eof(mc_conn *c, const unsigned char *p, size_t n);
+
+/* results.c */
+void mc_clear_result(mc_conn *c);
+PyObject *mc_decode_name(const unsigned char *s, size_t n);
+void mc_after_result(mc_conn *c);
+int mc_send_file_chunk(mc_conn *c, const unsigned char *d, size_t n);
+Py_ssize_t mc_local_infile(mc_conn *c, const unsigned char *name, size_t name_n);
+void mc_plan_text_as_bytes(mc_column_plan *col);
+Py_ssize_t mc_read_query_response(mc_conn *c);
+PyObject *mc_value_error(mc_conn *c, Py_ssize_t i);
+PyObject *mc_decode_binary_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys);
+PyObject *mc_conn_decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys);
+int mc_conn_next_row(mc_conn *c, const unsigned char **p, size_t *n);
+int mc_conn_cursor_fetch(mc_conn *c, uint32_t n);
+PyObject *mc_fetch_rows_bounded(mc_conn *c, Py_ssize_t limit, PyObject *keys, size_t max_bytes);
+PyObject *mc_fetch_rows(mc_conn *c, Py_ssize_t limit, PyObject *keys);
+int mc_skip_rows(mc_conn *c);
+
+/* session.c */
+int mc_secure_transport(mc_conn *c);
+int mc_auth_first(mc_conn *c, auth_state *a, span pw, mc_writer *out);
+int mc_put_attrs(mc_writer *w, PyObject *attrs);
+const char *mc_ssl_mode_name(int m);
+int mc_auth_exchange(mc_conn *c, auth_state *a, span password, mc_writer *authout);
+int mc_do_handshake(mc_conn *c, span user, span password, span database, const connect_opts *o);
+int mc_handshake_init(mc_handshake *h, span user, span password, span database, const connect_opts *o);
+void mc_handshake_clear(mc_handshake *h);
+int mc_handshake_step(mc_conn *c, mc_handshake *h);
+PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds);
+
+/* prepared.c */
+int mc_skip_column_defs(mc_conn *c, unsigned count, PyObject *record);
+PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg);
+PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *Conn_stmt_fetch(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *Conn_stmt_reset(mc_conn *c, PyObject *arg);
+PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg);
+
+/* conn.c */
+int mc_conn_enter(mc_conn *c);
+void mc_conn_leave(mc_conn *c);
+int mc_get_span(PyObject *o, span *s, Py_buffer *view, const char *name);
+int mc_check_idle(mc_conn *c);
+int mc_read_max_packet(mc_conn *c);
+size_t mc_packet_limit(mc_conn *c, size_t payload);
+int mc_check_packet(mc_conn *c, size_t payload, const char *what);
+PyObject *mc_simple_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t len);
+int mc_conn_add_type(PyObject *module);
+
+/* One logical packet: 0 with *payload and *len (valid until the next read), -1 with the
+   exception, MC_NEED (no transport: not complete yet).  The fast path (a whole
+   single-fragment packet buffered) is inline: it is taken once per row. */
+static inline int mc_read_packet(mc_conn *c, const unsigned char **payload, size_t *len) {
+    size_t avail = c->rend - c->rpos;
+    if (avail >= 4) {
+        const unsigned char *h = c->rbuf + c->rpos;
+        size_t plen = mc_load_u24(h);
+        if (plen < MC_MAX_PACKET && avail >= 4 + plen && (h[3] == c->seq || c->compress)) {
+            if (--c->sig_countdown == 0 && mc_conn_check_signals(c) < 0) return -1;
+            c->seq = (uint8_t)(h[3] + 1);
+            *payload = h + 4;
+            *len = plen;
+            c->rpos += 4 + plen;
+            return 0;
+        }
+    }
+    return mc_read_packet_slow(c, payload, len);
+}
+
+static inline int mc_is_eof_packet(const unsigned char *p, size_t n) {
+    return n > 0 && n < MC_MAX_PACKET && p[0] == 0xFE;
+}
 
 /* store.c: a buffered result kept as its row packets (mysqlc._core.Store).  `ctx` is no
    Python object and has no socket: it holds the copy of the result's plan and column names

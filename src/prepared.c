@@ -1,0 +1,473 @@
+/* The engine's prepared statements: COM_STMT_PREPARE (and its response), COM_STMT_EXECUTE
+ * with binary parameters (src/encode.c), COM_STMT_SEND_LONG_DATA, MariaDB's
+ * COM_STMT_BULK_EXECUTE, server-side cursors (COM_STMT_FETCH), COM_STMT_RESET and
+ * COM_STMT_CLOSE.  No socket. */
+#include "conn_internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+#include <math.h>
+#include <openssl/err.h>
+
+
+/* ---------------------------------------------------------------- prepared statements */
+
+/* Read `count` column definitions (and their EOF without DEPRECATE_EOF); they are kept in
+   `record` (a tuple of `count` items) when it is given, else dropped. */
+int mc_skip_column_defs(mc_conn *c, unsigned count, PyObject *record) {
+    const unsigned char *p;
+    size_t n;
+    for (unsigned i = 0; i < count; i++) {
+        if (mc_read_packet(c, &p, &n) < 0) return -1;
+        if (n == 0 || p[0] == 0xFF) { mc_conn_malformed(c, "bad column definition in COM_STMT_PREPARE response"); return -1; }
+        if (record) {   /* kept for executes whose response skips the metadata */
+            PyObject *def = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
+            if (!def) return -1;
+            PyTuple_SET_ITEM(record, i, def);
+        }
+    }
+    if (count && !(c->client_flag & CLIENT_DEPRECATE_EOF)) {
+        if (mc_read_packet(c, &p, &n) < 0) return -1;
+        if (!mc_is_eof_packet(p, n)) { mc_conn_malformed(c, "missing EOF in COM_STMT_PREPARE response"); return -1; }
+    }
+    return 0;
+}
+
+/* stmt_prepare(sql: bytes) -> (statement_id, num_params, num_columns)  [COM_STMT_PREPARE] */
+PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (mc_conn_enter(c) < 0) { PyBuffer_Release(&view); return NULL; }
+    PyObject *ret = NULL;
+    const unsigned char *p;
+    size_t n;
+    if (mc_check_idle(c) < 0) goto done;
+    if (mc_check_packet(c, 1 + (size_t)view.len, "the statement (COM_STMT_PREPARE)") < 0) goto done;
+    if (mc_conn_command(c, COM_STMT_PREPARE, view.buf, (size_t)view.len) < 0) goto done;
+    if (mc_read_packet(c, &p, &n) < 0) goto done;
+    if (n && p[0] == 0xFF) { mc_raise_err_packet(c, p, n); goto done; }
+    mc_reader r;
+    uint8_t status, filler;
+    uint32_t stmt_id;
+    uint16_t ncols, nparams, warnings = 0;
+    mc_reader_init(&r, p, n);
+    if (mc_reader_u8(&r, &status) < 0 || status != 0 || mc_reader_u32(&r, &stmt_id) < 0 ||
+        mc_reader_u16(&r, &ncols) < 0 || mc_reader_u16(&r, &nparams) < 0 ||
+        mc_reader_u8(&r, &filler) < 0) {
+        mc_conn_malformed(c, "bad COM_STMT_PREPARE_OK");
+        goto done;
+    }
+    if (mc_reader_u16(&r, &warnings) == 0) c->warning_count = warnings;
+    if (mc_skip_column_defs(c, nparams, NULL) < 0) goto done;
+    PyObject *record = NULL;
+    if (ncols && (c->ext_caps & MARIADB_CLIENT_CACHE_METADATA)) {
+        if (!c->meta_cache && !(c->meta_cache = PyDict_New())) goto done;
+        record = PyTuple_New(ncols);
+        if (!record) goto done;
+    }
+    if (mc_skip_column_defs(c, ncols, record) < 0) { Py_XDECREF(record); goto done; }
+    if (record) {
+        PyObject *key = PyLong_FromUnsignedLong(stmt_id);
+        int rc = key ? PyDict_SetItem(c->meta_cache, key, record) : -1;
+        Py_XDECREF(key);
+        Py_DECREF(record);
+        if (rc < 0) goto done;
+    }
+    ret = Py_BuildValue("(kII)", (unsigned long)stmt_id, (unsigned)nparams, (unsigned)ncols);
+done:
+    mc_conn_leave(c);
+    PyBuffer_Release(&view);
+    return ret;
+}
+
+/* stmt_execute(statement_id, params, types=None, cursor=False, long_data_threshold=0,
+                encoding="utf-8") -> (field_count, types)   [COM_STMT_EXECUTE]
+   `types` is the previous execute's parameter types (bytes) so that they are re-sent only
+   when they change; parameters whose str/bytes value is longer than long_data_threshold
+   (> 0) are sent first with COM_STMT_SEND_LONG_DATA. */
+PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"statement_id", "params", "types", "cursor", "long_data_threshold",
+                             "encoding", NULL};
+    unsigned long stmt_id;
+    PyObject *params, *types = Py_None;
+    int cursor = 0;
+    Py_ssize_t threshold = 0;
+    const char *encoding = "utf-8";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|Opnz", kwlist, &stmt_id, &params, &types,
+                                     &cursor, &threshold, &encoding))
+        return NULL;
+    PyObject *seq = PySequence_Fast(params, "params must be a sequence");
+    if (!seq) return NULL;
+    if (mc_conn_enter(c) < 0) { Py_DECREF(seq); return NULL; }
+    PyObject *ret = NULL, *newtypes = NULL;
+    char *long_mask = NULL;
+    Py_ssize_t np = PySequence_Fast_GET_SIZE(seq);
+    if (mc_check_idle(c) < 0) goto done;
+    /* which values go as long data: str/bytes longer than the threshold */
+    if (threshold > 0) {
+        for (Py_ssize_t i = 0; i < np; i++) {
+            PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+            if (!(PyBytes_Check(v) || PyByteArray_Check(v) || PyUnicode_Check(v))) continue;
+            Py_ssize_t len = PyUnicode_Check(v) ? PyUnicode_GET_LENGTH(v) : PyObject_Length(v);
+            if (len <= threshold) continue;
+            /* the server joins the chunks and refuses a value of more than
+               max_allowed_packet bytes, at execute time, and then keeps refusing the
+               statement: check all values before the first chunk is sent */
+            size_t blen = (size_t)len;
+            if (PyUnicode_Check(v)) {
+                if (!encoding || !strcmp(encoding, "utf-8") || !strcmp(encoding, "utf8")) {
+                    Py_ssize_t l;
+                    if (!PyUnicode_AsUTF8AndSize(v, &l)) goto done;
+                    blen = (size_t)l;
+                } else {
+                    PyObject *eb = PyUnicode_AsEncodedString(v, encoding, "strict");
+                    if (!eb) goto done;
+                    blen = (size_t)PyBytes_GET_SIZE(eb);
+                    Py_DECREF(eb);
+                }
+            }
+            size_t limit = mc_packet_limit(c, blen);
+            if (limit == 0) goto done;
+            if (blen > limit) {
+                mc_raise(c->st->OperationalError, CR_NET_PACKET_TOO_LARGE,
+                         "Got packet bigger than 'max_allowed_packet' bytes: parameter %zd "
+                         "(sent as COM_STMT_SEND_LONG_DATA) is %zu bytes, the server's "
+                         "max_allowed_packet is %zu (nothing was sent; the connection is "
+                         "still usable)", i + 1, blen, limit);
+                goto done;
+            }
+            if (!long_mask) {
+                long_mask = PyMem_Calloc((size_t)np, 1);
+                if (!long_mask) { PyErr_NoMemory(); goto done; }
+            }
+            long_mask[i] = 1;
+        }
+    }
+    /* the COM_STMT_EXECUTE packet, encoded (and checked against max_allowed_packet)
+       before any long data is sent: a refused execute leaves no long data behind */
+    mc_writer *w = &c->wbuf;
+    w->len = 0;
+    if (mc_writer_u32(w, (uint32_t)stmt_id) < 0 ||
+        mc_writer_u8(w, cursor ? CURSOR_TYPE_READ_ONLY : 0) < 0 || mc_writer_u32(w, 1) < 0)
+        goto done;
+    if (np > 0) {
+        newtypes = types == Py_None ? NULL : Py_NewRef(types);
+        if (mc_encode_binary_params(c->st, w, seq, encoding, &newtypes, long_mask) < 0) goto done;
+    }
+    if (mc_check_packet(c, 1 + w->len, "the parameters of COM_STMT_EXECUTE") < 0) goto done;
+    /* long data: each COM_STMT_SEND_LONG_DATA is its own command, with no reply; its
+       chunks are smaller than max_allowed_packet (the server joins them) */
+    for (Py_ssize_t i = 0; long_mask && i < np; i++) {
+        if (!long_mask[i]) continue;
+        PyObject *v = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *b = NULL;
+        Py_buffer view;
+        if (PyUnicode_Check(v)) {
+            b = PyUnicode_AsEncodedString(v, encoding ? encoding : "utf-8", "strict");
+            if (!b) goto done;
+            if (PyObject_GetBuffer(b, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(b); goto done; }
+        } else if (PyObject_GetBuffer(v, &view, PyBUF_SIMPLE) < 0) {
+            goto done;
+        }
+        size_t off = 0, total = (size_t)view.len, step = 8u << 20;
+        size_t limit = mc_packet_limit(c, 7 + (total < step ? total : step));
+        if (limit == 0) { PyBuffer_Release(&view); Py_XDECREF(b); goto done; }
+        if (limit != SIZE_MAX && limit - 8 < step) step = limit - 8;   /* 7 + step < limit */
+        int rc = 0;
+        do {
+            size_t k = total - off > step ? step : total - off;
+            unsigned char hdr[6];
+            for (int q = 0; q < 4; q++) hdr[q] = (unsigned char)(stmt_id >> (8 * q));
+            hdr[4] = (unsigned char)i;
+            hdr[5] = (unsigned char)(i >> 8);
+            c->seq = 0;
+            c->cseq = 0;
+            unsigned char cmd[7] = {COM_STMT_SEND_LONG_DATA};
+            memcpy(cmd + 1, hdr, 6);
+            rc = mc_conn_send(c, cmd, 7, (const unsigned char *)view.buf + off, k);
+            if (rc == 0) rc = mc_conn_flush(c);   /* one chunk buffered at a time */
+            off += k;
+        } while (rc == 0 && off < total);
+        PyBuffer_Release(&view);
+        Py_XDECREF(b);
+        if (rc < 0) goto done;
+    }
+    c->binary = 1;
+    c->cursor_wanted = cursor;
+    c->cursor_stmt = (uint32_t)stmt_id;
+    if (mc_conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) goto done;
+    Py_ssize_t nc = mc_read_query_response(c);
+    if (nc < 0) goto done;
+    ret = Py_BuildValue("(nO)", nc, newtypes ? newtypes : Py_None);
+done:
+    mc_conn_leave(c);
+    Py_XDECREF(newtypes);
+    PyMem_Free(long_mask);
+    Py_DECREF(seq);
+    return ret;
+}
+
+/* stmt_bulk_execute(statement_id, rows, max_payload=16 MiB, encoding="utf-8")
+       -> total affected rows, or None
+   MariaDB's COM_STMT_BULK_EXECUTE: all rows of parameters in as few commands as fit
+   max_payload.  Returns None, having sent nothing, when the server lacks the capability
+   or a column's values do not share one binary type (the caller then executes row by
+   row).  Rows must all have the statement's parameter count (checked by the caller). */
+/* Append v to a growable array of size_t; 0, or -1 with MemoryError. */
+static int push_bound(size_t **a, size_t *n, size_t *cap, size_t v) {
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        size_t *na = PyMem_Realloc(*a, ncap * sizeof(size_t));
+        if (!na) { PyErr_NoMemory(); return -1; }
+        *a = na;
+        *cap = ncap;
+    }
+    (*a)[(*n)++] = v;
+    return 0;
+}
+
+PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"statement_id", "rows", "max_payload", "encoding", "exact", NULL};
+    unsigned long stmt_id;
+    PyObject *rows;
+    Py_ssize_t max_payload = 16 << 20;
+    const char *encoding = "utf-8";
+    int exact = 0;   /* refuse values whose binary form is not what their SQL literal means */
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|nzp", kwlist, &stmt_id, &rows,
+                                     &max_payload, &encoding, &exact))
+        return NULL;
+    if (!(c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS)) Py_RETURN_NONE;
+    PyObject *seq = PySequence_Fast(rows, "rows must be a sequence");
+    if (!seq) return NULL;
+    Py_ssize_t nrows = PySequence_Fast_GET_SIZE(seq);
+    PyObject *ret = NULL, *batches = NULL, *first = NULL;
+    unsigned char *types = NULL;
+    mc_writer w = {0};
+    /* byte offsets in w where each batch ends (C memory: no Python object per batch) */
+    size_t *bounds = NULL, nbounds = 0, capbounds = 0;
+    if (nrows == 0) { ret = PyLong_FromLong(0); goto out; }
+    first = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, 0), "each row must be a sequence");
+    if (!first) goto out;
+    Py_ssize_t np = PySequence_Fast_GET_SIZE(first);
+    if (np == 0 || np > 65535) { ret = Py_NewRef(Py_None); goto out; }
+    types = PyMem_Calloc((size_t)np, 2);
+    batches = PyList_New(0);
+    if (!types || !batches || mc_writer_init(&w, 4096) < 0) { if (!types) PyErr_NoMemory(); goto out; }
+    PyObject *dec = c->st->Decimal;
+    size_t header = 1 + 4 + 2 + 2 * (size_t)np;
+    /* the rows' encoded values go into w; a batch ends where max_payload would be passed */
+    Py_ssize_t batch_start_row = 0;
+    size_t batch_start = 0;
+    for (Py_ssize_t r = 0; r < nrows; r++) {
+        /* Ctrl-C while millions of rows are encoded: nothing is sent yet, the connection
+           stays in sync */
+        if ((r & 1023) == 1023 && PyErr_CheckSignals() < 0) goto out;
+        PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, r), "each row must be a sequence");
+        if (!row) { goto out; }
+        if (PySequence_Fast_GET_SIZE(row) != np) {
+            Py_DECREF(row);
+                        mc_raise(c->st->ProgrammingError, 0, "row %zd has %zd parameters, expected %zd",
+                     r, PySequence_Fast_GET_SIZE(row), np);
+            goto out;
+        }
+        size_t row_start = w.len;
+        for (Py_ssize_t i = 0; i < np; i++) {
+            /* NumPy scalars, NaT, UUID, sets ...: their builtin-typed value (param_adapt.c) */
+            PyObject *v = mc_binary_param(c->st, PySequence_Fast_GET_ITEM(row, i));
+            if (!v) { Py_DECREF(row); goto out; }
+            if (v == Py_None) {
+                Py_DECREF(v);
+                if (mc_writer_u8(&w, 1) < 0) { Py_DECREF(row); goto out; }
+                continue;
+            }
+            unsigned char t, tflag;
+            if (exact && PyFloat_Check(v)) {
+                /* a float's literal (its repr) is an exact decimal number; as a DOUBLE
+                   parameter it would store its binary value in a DECIMAL column */
+                Py_DECREF(v);
+                Py_DECREF(row);
+                                ret = Py_NewRef(Py_None);
+                goto out;
+            }
+            if (mc_writer_u8(&w, 0) < 0 ||
+                mc_binary_encode_value(c->st, &w, v, i, encoding, dec, &t, &tflag) < 0) {
+                Py_DECREF(v);
+                Py_DECREF(row);
+                if (exact && PyErr_ExceptionMatches(c->st->ProgrammingError)) {
+                    /* a value the binary format has no type for: the text path writes
+                       it, or raises its own error for it (nothing was sent) */
+                    PyErr_Clear();
+                    ret = Py_NewRef(Py_None);
+                }
+                goto out;
+            }
+            Py_DECREF(v);
+            unsigned char *slot = types + 2 * i;
+            if (slot[0] == 0 && slot[1] == 0 && t != MC_TYPE_NULL) {
+                slot[0] = t;
+                slot[1] = tflag | 0x01;   /* low bit: slot set (cleared before sending) */
+            } else if (slot[0] != t || (slot[1] & 0x80) != tflag) {
+                Py_DECREF(row);
+                                ret = Py_NewRef(Py_None);   /* mixed types in one column: not for bulk */
+                goto out;
+            }
+        }
+        Py_DECREF(row);
+        if (r > batch_start_row && header + (w.len - batch_start) > (size_t)max_payload) {
+            /* this row starts the next batch */
+            if (push_bound(&bounds, &nbounds, &capbounds, row_start) < 0) goto out;
+            batch_start_row = r;
+            batch_start = row_start;
+        }
+    }
+    if (push_bound(&bounds, &nbounds, &capbounds, w.len) < 0) goto out;
+    for (Py_ssize_t i = 0; i < np; i++) {
+        if (types[2 * i] == 0 && types[2 * i + 1] == 0) types[2 * i] = MC_TYPE_VAR_STRING;  /* all NULL */
+        types[2 * i + 1] &= 0x80;
+    }
+    if (mc_conn_enter(c) < 0) { goto out; }
+    if (mc_check_idle(c) < 0) { mc_conn_leave(c); goto out; }
+    {
+        /* every command checked before the first is sent: a row of parameters too large
+           for any command fails the executemany with nothing inserted */
+        size_t largest = 0, prev = 0;
+        for (size_t k = 0; k < nbounds; k++) {
+            if (bounds[k] - prev > largest) largest = bounds[k] - prev;
+            prev = bounds[k];
+        }
+        if (mc_check_packet(c, header + largest, "a COM_STMT_BULK_EXECUTE of one row") < 0) {
+            mc_conn_leave(c);
+            goto out;
+        }
+    }
+    unsigned long long total = 0;
+    size_t off = 0;
+    mc_writer hdr = {0};
+    int failed = 0;
+    if (mc_writer_init(&hdr, header) < 0) failed = 1;
+    for (size_t k = 0; !failed && k < nbounds; k++) {
+        size_t end = bounds[k];
+        hdr.len = 0;
+        unsigned char cmdhead[7] = {COM_STMT_BULK_EXECUTE,
+                                    (unsigned char)stmt_id, (unsigned char)(stmt_id >> 8),
+                                    (unsigned char)(stmt_id >> 16), (unsigned char)(stmt_id >> 24),
+                                    128, 0};   /* flags: STMT_BULK_FLAG_SEND_TYPES_TO_SERVER */
+        if (mc_writer_put(&hdr, cmdhead, 7) < 0 || mc_writer_put(&hdr, types, 2 * (size_t)np) < 0) {
+            failed = 1;
+            break;
+        }
+        /* mc_conn_command sends one byte of command + arg: send hdr minus its command byte */
+        c->binary = 1;
+        c->cursor_wanted = 0;
+        c->seq = 0;
+        c->cseq = 0;
+        if (mc_conn_send(c, hdr.buf, hdr.len, w.buf + off, end - off) < 0) { failed = 1; break; }
+        Py_ssize_t nc = mc_read_query_response(c);
+        if (nc < 0) { failed = 1; break; }
+        if (nc > 0 || c->state != ST_IDLE) {
+            mc_conn_malformed(c, "unexpected result set from COM_STMT_BULK_EXECUTE");
+            failed = 1;
+            break;
+        }
+        total += c->affected_rows;
+        off = end;
+    }
+    mc_writer_free(&hdr);
+    mc_conn_leave(c);
+        if (!failed) {
+        c->affected_rows = total;
+        ret = PyLong_FromUnsignedLongLong(total);
+    }
+out:
+    PyMem_Free(bounds);
+    mc_writer_free(&w);
+    PyMem_Free(types);
+    Py_XDECREF(batches);
+    Py_XDECREF(first);
+    Py_DECREF(seq);
+    return ret;
+}
+
+/* stmt_fetch(n, keys=None) -> list: the next (at most) n rows of the open server-side
+   cursor [COM_STMT_FETCH]; [] once it is exhausted. */
+PyObject *Conn_stmt_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"n", "keys", NULL};
+    Py_ssize_t limit = 1;
+    PyObject *keys = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nO", kwlist, &limit, &keys)) return NULL;
+    if (keys == Py_None) keys = NULL;
+    if (keys && (!PyTuple_Check(keys) || PyTuple_GET_SIZE(keys) != c->plan_len)) {
+        PyErr_SetString(PyExc_TypeError, "keys must be a tuple with one key per column");
+        return NULL;
+    }
+    if (limit < 1 || (uint64_t)limit > 0xFFFFFFFFu) {
+        PyErr_SetString(PyExc_ValueError, "n must be in 1..4294967295");
+        return NULL;
+    }
+    if (c->state != ST_CURSOR) return PyList_New(0);
+    if (mc_conn_enter(c) < 0) return NULL;
+    PyObject *ret = NULL;
+    if (mc_conn_cursor_fetch(c, (uint32_t)limit) < 0) goto done;
+    ret = mc_fetch_rows(c, -1, keys);   /* this batch, through its terminator */
+done:
+    mc_conn_leave(c);
+    return ret;
+}
+
+/* stmt_reset(statement_id)  [COM_STMT_RESET]: also closes the statement's open cursor. */
+PyObject *Conn_stmt_reset(mc_conn *c, PyObject *arg) {
+    unsigned long stmt_id = PyLong_AsUnsignedLong(arg);
+    if (stmt_id == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    if (mc_conn_enter(c) < 0) return NULL;
+    PyObject *ret = NULL;
+    const unsigned char *p;
+    size_t n;
+    if (c->state == ST_CURSOR && c->cursor_stmt == (uint32_t)stmt_id) {
+        c->state = ST_IDLE;
+        mc_clear_result(c);
+    }
+    if (mc_check_idle(c) < 0) goto done;
+    unsigned char b[4];
+    for (int q = 0; q < 4; q++) b[q] = (unsigned char)(stmt_id >> (8 * q));
+    if (mc_conn_command(c, COM_STMT_RESET, b, 4) < 0) goto done;
+    if (mc_read_packet(c, &p, &n) < 0) goto done;
+    if (n && p[0] == 0xFF) { mc_raise_err_packet(c, p, n); goto done; }
+    if (!n || p[0] != 0x00) { mc_conn_malformed(c, "expected OK after COM_STMT_RESET"); goto done; }
+    if (mc_parse_ok(c, p, n) < 0) goto done;
+    ret = Py_NewRef(Py_None);
+done:
+    mc_conn_leave(c);
+    return ret;
+}
+
+/* stmt_close(statement_id)  [COM_STMT_CLOSE, no reply].  A no-op on a closed connection. */
+PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg) {
+    unsigned long stmt_id = PyLong_AsUnsignedLong(arg);
+    if (stmt_id == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    if (c->fd < 0) Py_RETURN_NONE;   /* statements die with the connection */
+    if (mc_conn_enter(c) < 0) return NULL;
+    if (c->state == ST_CURSOR && c->cursor_stmt == (uint32_t)stmt_id) {
+        c->state = ST_IDLE;   /* closing the statement closes its cursor */
+        mc_clear_result(c);
+    }
+    int rc = 0;
+    if (c->meta_cache) {
+        PyObject *key = PyLong_FromUnsignedLong(stmt_id);
+        if (key && PyDict_DelItem(c->meta_cache, key) < 0) PyErr_Clear();
+        Py_XDECREF(key);
+    }
+    if (c->state == ST_IDLE) {
+        unsigned char b[4];
+        for (int q = 0; q < 4; q++) b[q] = (unsigned char)(stmt_id >> (8 * q));
+        rc = mc_conn_command(c, COM_STMT_CLOSE, b, 4);
+        if (rc == 0) rc = mc_conn_flush(c);   /* no reply follows to flush it */
+    } else {
+        rc = -1;
+        mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                 "Commands out of sync; you can't run this command now");
+    }
+    mc_conn_leave(c);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}

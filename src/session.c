@@ -1,0 +1,587 @@
+/* The engine's session layer: Protocol::HandshakeV10, the SSLRequest and
+ * HandshakeResponse41, capability negotiation (MariaDB's extended capabilities too), and
+ * every authentication exchange: mysql_native_password, caching_sha2_password (fast and
+ * full paths, RSA), sha256_password, mysql_clear_password, plugins given in Python
+ * (client_ed25519), AuthSwitchRequest and AuthMoreData; COM_CHANGE_USER.  The TLS upgrade
+ * itself is the transport's (mc_start_tls). */
+#include "conn_internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+#include <math.h>
+#include <openssl/err.h>
+
+
+/* ---------------------------------------------------------------- authentication */
+
+
+int mc_secure_transport(mc_conn *c) { return c->ssl != NULL || c->is_unix; }
+
+static int plugin_known(const char *name) {
+    return !strcmp(name, "mysql_native_password") || !strcmp(name, "caching_sha2_password") ||
+           !strcmp(name, "sha256_password") || !strcmp(name, "mysql_clear_password");
+}
+
+static int put_clear_password(mc_writer *out, span pw) {
+    if (mc_writer_put(out, pw.data, pw.len) < 0) return -1;
+    return mc_writer_u8(out, 0);
+}
+
+static int put_rsa_password(mc_conn *c, auth_state *a, span pw, const unsigned char *pem,
+                            size_t pemlen, mc_writer *out) {
+    PyObject *enc = mc_auth_rsa_encrypt(c->st, pem, pemlen, pw.data, pw.len, a->nonce,
+                                        a->nonce_len > 20 ? 20 : a->nonce_len);
+    if (!enc) { mc_conn_close_socket(c); return -1; }
+    int r = mc_writer_put(out, PyBytes_AS_STRING(enc), (size_t)PyBytes_GET_SIZE(enc));
+    Py_DECREF(enc);
+    return r;
+}
+
+static int no_secure_path(mc_conn *c, const char *plugin) {
+    mc_conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_ERR,
+               "Authentication plugin '%s' reported error: Authentication requires secure "
+               "connection (use TLS, a unix socket, server_public_key=..., or allow "
+               "get_server_public_key=True)", plugin);
+    return -1;
+}
+
+/* The first response for a.plugin (after the handshake or an AuthSwitchRequest), into out. */
+int mc_auth_first(mc_conn *c, auth_state *a, span pw, mc_writer *out) {
+    const char *pl = a->plugin;
+    out->len = 0;
+    if (!strcmp(pl, "mysql_native_password")) {
+        unsigned char r[20];
+        if (pw.len == 0) return 0;
+        if (a->nonce_len < 20) { mc_conn_malformed(c, "authentication nonce shorter than 20 bytes"); return -1; }
+        if (mc_auth_native(pw.data, pw.len, a->nonce, 20, r) < 0) return -1;
+        return mc_writer_put(out, r, 20);
+    }
+    if (!strcmp(pl, "caching_sha2_password")) {
+        unsigned char r[32];
+        if (pw.len == 0) return 0;
+        if (a->nonce_len < 20) { mc_conn_malformed(c, "authentication nonce shorter than 20 bytes"); return -1; }
+        if (mc_auth_caching_sha2(pw.data, pw.len, a->nonce, 20, r) < 0) return -1;
+        return mc_writer_put(out, r, 32);
+    }
+    if (!strcmp(pl, "sha256_password")) {
+        if (pw.len == 0) return mc_writer_u8(out, 0);
+        if (mc_secure_transport(c)) return put_clear_password(out, pw);
+        if (c->server_public_key)
+            return put_rsa_password(c, a, pw, (const unsigned char *)PyBytes_AS_STRING(c->server_public_key),
+                                    (size_t)PyBytes_GET_SIZE(c->server_public_key), out);
+        if (c->allow_pubkey_request) {
+            a->pubkey_requested = 1;
+            return mc_writer_u8(out, 1);   /* request the server's public key */
+        }
+        return no_secure_path(c, pl);
+    }
+    if (!strcmp(pl, "mysql_clear_password")) {
+        if (!mc_secure_transport(c) && !c->allow_cleartext) {
+            mc_conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
+                       "Authentication plugin 'mysql_clear_password' refused: it would send the "
+                       "password in clear text over an unencrypted connection (use TLS or a unix "
+                       "socket, or pass enable_cleartext_plugin=True)");
+            return -1;
+        }
+        return put_clear_password(out, pw);
+    }
+    /* plugins implemented in Python (client_ed25519 via PyNaCl), registered by the DB-API layer */
+    PyObject *fn = c->auth_plugins ? PyDict_GetItemString(c->auth_plugins, pl) : NULL;
+    if (fn) {
+        PyObject *res = PyObject_CallFunction(fn, "y#y#", (const char *)pw.data, (Py_ssize_t)pw.len,
+                                              (const char *)a->nonce, (Py_ssize_t)a->nonce_len);
+        if (!res) { mc_conn_close_socket(c); return -1; }
+        if (!PyBytes_Check(res)) {
+            Py_DECREF(res);
+            mc_conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_ERR,
+                       "authentication plugin '%s' returned a non-bytes response", pl);
+            return -1;
+        }
+        int r = mc_writer_put(out, PyBytes_AS_STRING(res), (size_t)PyBytes_GET_SIZE(res));
+        Py_DECREF(res);
+        return r;
+    }
+    mc_conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
+               "Authentication plugin '%s' cannot be loaded: not supported by mysqlc", pl);
+    return -1;
+}
+
+/* AuthMoreData (0x01 + data).  Returns 1 with a response in out, 0 when nothing is to be
+   sent (keep reading), -1 on error. */
+static int auth_more(mc_conn *c, auth_state *a, span pw, const unsigned char *d, size_t n,
+                     mc_writer *out) {
+    out->len = 0;
+    int is_pem = n > 10 && !memcmp(d, "-----BEGIN", 10);
+    if (a->pubkey_requested && is_pem) {
+        a->pubkey_requested = 0;
+        if (put_rsa_password(c, a, pw, d, n, out) < 0) return -1;
+        return 1;
+    }
+    if (!strcmp(a->plugin, "caching_sha2_password") && n == 1) {
+        if (d[0] == 3) return 0;   /* fast authentication succeeded; OK follows */
+        if (d[0] == 4) {           /* full authentication */
+            if (mc_secure_transport(c)) {
+                if (put_clear_password(out, pw) < 0) return -1;
+                return 1;
+            }
+            if (c->server_public_key) {
+                if (put_rsa_password(c, a, pw,
+                                     (const unsigned char *)PyBytes_AS_STRING(c->server_public_key),
+                                     (size_t)PyBytes_GET_SIZE(c->server_public_key), out) < 0)
+                    return -1;
+                return 1;
+            }
+            if (c->allow_pubkey_request) {
+                a->pubkey_requested = 1;
+                if (mc_writer_u8(out, 2) < 0) return -1;   /* request the public key */
+                return 1;
+            }
+            return no_secure_path(c, a->plugin);
+        }
+    }
+    mc_conn_malformed(c, "unexpected AuthMoreData from the server");
+    return -1;
+}
+
+
+int mc_put_attrs(mc_writer *w, PyObject *attrs) {
+    mc_writer tmp;
+    if (mc_writer_init(&tmp, 256) < 0) return -1;
+    PyObject *k, *v;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(attrs, &pos, &k, &v)) {
+        Py_ssize_t kl, vl;
+        const char *ks = PyUnicode_Check(k) ? PyUnicode_AsUTF8AndSize(k, &kl) : NULL;
+        const char *vs = PyUnicode_Check(v) ? PyUnicode_AsUTF8AndSize(v, &vl) : NULL;
+        if (!ks || !vs) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "connection attributes must be str -> str");
+            mc_writer_free(&tmp);
+            return -1;
+        }
+        if (mc_writer_lenenc_str(&tmp, ks, (size_t)kl) < 0 || mc_writer_lenenc_str(&tmp, vs, (size_t)vl) < 0) {
+            mc_writer_free(&tmp);
+            return -1;
+        }
+    }
+    int r = mc_writer_lenenc_str(w, tmp.buf, tmp.len);
+    mc_writer_free(&tmp);
+    return r;
+}
+
+const char *mc_ssl_mode_name(int m) {
+    static const char *names[] = {"DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"};
+    return (m >= 0 && m <= 4) ? names[m] : "?";
+}
+
+/* One packet of the authentication exchange after the HandshakeResponse41 or
+   COM_CHANGE_USER: OK, ERR, AuthSwitchRequest (0xFE) or AuthMoreData (0x01).  A response
+   is framed into c->out.  0 with the OK parsed (done), 1 to read the next packet, -1 with
+   the exception (ERR: the server's error, the connection left open for the caller to
+   decide; anything malformed: the connection closed). */
+static int auth_packet(mc_conn *c, auth_state *a, span password, mc_writer *authout,
+                       const unsigned char *p, size_t n) {
+    mc_reader r;
+    if (++a->rounds > 16) { mc_conn_malformed(c, "too many authentication round trips"); return -1; }
+    if (n == 0) { mc_conn_malformed(c, "empty authentication reply"); return -1; }
+    if (p[0] == 0x00) return mc_parse_ok(c, p, n);
+    if (p[0] == 0xFF) {
+        mc_raise_err_packet(c, p, n);
+        return -1;
+    }
+    if (p[0] == 0xFE) {
+        if (n == 1) {   /* old AuthSwitchRequest: mysql_old_password */
+            mc_conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
+                          "Server requested the insecure pre-4.1 password authentication");
+            return -1;
+        }
+        const unsigned char *pn, *data;
+        size_t pn_n, data_n;
+        mc_reader_init(&r, p + 1, n - 1);
+        if (mc_reader_nulstr(&r, &pn, &pn_n) < 0) { mc_conn_malformed(c, "bad AuthSwitchRequest"); return -1; }
+        data = r.p;
+        data_n = mc_reader_left(&r);
+        while (data_n > 0 && data[data_n - 1] == 0) data_n--;
+        if (pn_n == 0 || pn_n >= sizeof(a->plugin)) { mc_conn_malformed(c, "bad plugin name"); return -1; }
+        memcpy(a->plugin, pn, pn_n);
+        a->plugin[pn_n] = 0;
+        if (data_n > sizeof(a->nonce)) data_n = sizeof(a->nonce);
+        memcpy(a->nonce, data, data_n);
+        a->nonce_len = data_n;
+        a->pubkey_requested = 0;
+        if (mc_auth_first(c, a, password, authout) < 0) return -1;
+        if (mc_conn_send(c, authout->buf, authout->len, NULL, 0) < 0) return -1;
+        return 1;
+    }
+    if (p[0] == 0x01) {
+        int m = auth_more(c, a, password, p + 1, n - 1, authout);
+        if (m < 0) return -1;
+        if (m == 1 && mc_conn_send(c, authout->buf, authout->len, NULL, 0) < 0) return -1;
+        return 1;
+    }
+    mc_conn_malformed(c, "unexpected authentication reply");
+    return -1;
+}
+
+/* The authentication exchange (auth_packet) until OK: 0, MC_NEED (no transport; call
+   again after feeding), or -1 as auth_packet. */
+int mc_auth_exchange(mc_conn *c, auth_state *a, span password, mc_writer *authout) {
+    const unsigned char *p;
+    size_t n;
+    for (;;) {
+        int r = mc_read_packet(c, &p, &n);
+        if (r < 0) return r;
+        r = auth_packet(c, a, password, authout, p, n);
+        if (r <= 0) return r;
+    }
+}
+
+/* HS_GREETING: the server's first packet (Protocol::HandshakeV10, or an ERR such as too
+   many connections), capabilities, and then the SSLRequest (returns MC_HS_TLS) or the
+   HandshakeResponse41 (continues with HS_AUTH). */
+static int hs_response(mc_conn *c, mc_handshake *h);
+
+static int hs_greeting(mc_conn *c, mc_handshake *h) {
+    const unsigned char *p;
+    size_t n;
+    mc_reader r;
+    const connect_opts *o = h->o;
+    auth_state *ap = &h->a;
+    /* libmysqlclient's words for a greeting that never comes */
+    c->lost_at = "at 'reading initial communication packet'";
+    int got = mc_read_packet(c, &p, &n);
+    c->lost_at = NULL;
+    if (got < 0) return got;
+    if (n == 0) { mc_conn_malformed(c, "empty handshake"); return -1; }
+    if (p[0] == 0xFF) {    /* e.g. too many connections, host blocked */
+        mc_raise_err_packet(c, p, n);
+        mc_conn_close_socket(c);
+        return -1;
+    }
+    mc_reader_init(&r, p, n);
+    uint8_t proto;
+    const unsigned char *ver, *part1, *part2 = NULL, *plugin = NULL;
+    size_t ver_n, part2_n = 0, plugin_n = 0;
+    uint32_t thread_id;
+    uint16_t cap_lo, cap_hi = 0, status = 0;
+    uint8_t charset = 0, authlen = 0, filler;
+    if (mc_reader_u8(&r, &proto) < 0 || proto != 10) {
+        mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_HANDSHAKE_ERR,
+                   "Unsupported handshake protocol version %d (expected 10)", (int)proto);
+        return -1;
+    }
+    if (mc_reader_nulstr(&r, &ver, &ver_n) < 0 || mc_reader_u32(&r, &thread_id) < 0 ||
+        mc_reader_bytes(&r, 8, &part1) < 0 || mc_reader_u8(&r, &filler) < 0 ||
+        mc_reader_u16(&r, &cap_lo) < 0) {
+        mc_conn_malformed(c, "short handshake");
+        return -1;
+    }
+    uint32_t caps = cap_lo;
+    uint32_t srv_ext = 0;
+    if (mc_reader_left(&r) > 0) {
+        const unsigned char *reserved;
+        if (mc_reader_u8(&r, &charset) < 0 || mc_reader_u16(&r, &status) < 0 ||
+            mc_reader_u16(&r, &cap_hi) < 0 || mc_reader_u8(&r, &authlen) < 0 ||
+            mc_reader_bytes(&r, 10, &reserved) < 0) {
+            mc_conn_malformed(c, "short handshake");
+            return -1;
+        }
+        caps |= (uint32_t)cap_hi << 16;
+        /* MariaDB (10.2+) clears CLIENT_LONG_PASSWORD ("CLIENT_MYSQL") and puts its
+           extended capabilities in the last 4 reserved bytes */
+        srv_ext = (cap_lo & CLIENT_LONG_PASSWORD) ? 0 :
+                  (uint32_t)reserved[6] | ((uint32_t)reserved[7] << 8) |
+                  ((uint32_t)reserved[8] << 16) | ((uint32_t)reserved[9] << 24);
+        if (caps & CLIENT_SECURE_CONNECTION) {
+            size_t want = authlen > 8 ? (size_t)authlen - 8 : 13;
+            if (want < 13) want = 13;
+            if (want > mc_reader_left(&r)) want = mc_reader_left(&r);
+            mc_reader_bytes(&r, want, &part2);
+            part2_n = want;
+            while (part2_n > 0 && part2[part2_n - 1] == 0) part2_n--;  /* trailing NUL */
+        }
+        if (caps & CLIENT_PLUGIN_AUTH) {
+            if (mc_reader_nulstr(&r, &plugin, &plugin_n) < 0) {
+                plugin = r.p;   /* some servers omit the final NUL */
+                plugin_n = mc_reader_left(&r);
+            }
+        }
+    }
+    c->protocol_version = proto;
+    c->thread_id = thread_id;
+    c->server_caps = caps;
+    c->server_collation = charset;
+    c->server_status = status;
+    Py_XSETREF(c->server_version, PyUnicode_DecodeUTF8((const char *)ver, (Py_ssize_t)ver_n, "replace"));
+    if (!c->server_version) return -1;
+    if (!(caps & CLIENT_PROTOCOL_41)) {
+        mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_HANDSHAKE_ERR,
+                   "Server does not support the 4.1 protocol (CLIENT_PROTOCOL_41)");
+        return -1;
+    }
+    memcpy(ap->nonce, part1, 8);
+    ap->nonce_len = 8;
+    if (part2_n) {
+        if (part2_n > sizeof(ap->nonce) - 8) part2_n = sizeof(ap->nonce) - 8;
+        memcpy(ap->nonce + 8, part2, part2_n);
+        ap->nonce_len += part2_n;
+    }
+    strcpy(ap->plugin, "mysql_native_password");
+    if (plugin && plugin_n > 0 && plugin_n < sizeof(ap->plugin)) {
+        char srv[64];
+        memcpy(srv, plugin, plugin_n);
+        srv[plugin_n] = 0;
+        /* answer with the server's default plugin when we implement it in C */
+        if (plugin_known(srv) && strcmp(srv, "mysql_clear_password") != 0) strcpy(ap->plugin, srv);
+    }
+    /* COM_CHANGE_USER answers the handshake's scramble with the same first plugin */
+    memcpy(c->scramble, ap->nonce, ap->nonce_len);
+    c->scramble_len = ap->nonce_len;
+    memcpy(c->first_plugin, ap->plugin, sizeof(ap->plugin));
+    c->handshake_collation = (uint8_t)(o->collation & 0xFF);
+    Py_XSETREF(c->connect_attrs, o->attrs ? Py_NewRef(o->attrs) : NULL);
+
+    uint32_t want = CLIENT_LONG_PASSWORD | CLIENT_LONG_FLAG | CLIENT_PROTOCOL_41 |
+                    CLIENT_SECURE_CONNECTION | CLIENT_PLUGIN_AUTH |
+                    CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA | CLIENT_TRANSACTIONS |
+                    CLIENT_MULTI_RESULTS | CLIENT_PS_MULTI_RESULTS | CLIENT_DEPRECATE_EOF |
+                    (o->extra_flags & (CLIENT_FOUND_ROWS | CLIENT_MULTI_STATEMENTS |
+                                       CLIENT_IGNORE_SPACE | CLIENT_INTERACTIVE |
+                                       CLIENT_NO_SCHEMA | CLIENT_ODBC | CLIENT_LOCAL_FILES));
+    if (h->database.data) want |= CLIENT_CONNECT_WITH_DB;
+    if (o->want_compress) want |= CLIENT_COMPRESS;
+    if (o->attrs) want |= CLIENT_CONNECT_ATTRS;
+    uint32_t flags = want & caps;
+
+    /* TLS: never send credentials in the clear when TLS is required */
+    int use_tls = 0;
+    if (o->tls.mode >= MC_SSL_REQUIRED) {
+        if (!(caps & CLIENT_SSL)) {
+            mc_conn_fatal(c, c->st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                       "SSL connection error: the server does not support TLS, but "
+                       "ssl_mode=%s requires it", mc_ssl_mode_name(o->tls.mode));
+            return -1;
+        }
+        use_tls = 1;
+    } else if (o->tls.mode == MC_SSL_PREFERRED && (caps & CLIENT_SSL) && !c->is_unix) {
+        use_tls = 1;
+    }
+    memset(h->zeros, 0, sizeof(h->zeros));
+    /* MariaDB extended capabilities go in the last 4 filler bytes, of the SSLRequest too
+       (the server takes them from the first packet it reads) */
+    c->ext_caps = srv_ext & (MARIADB_CLIENT_STMT_BULK_OPERATIONS | MARIADB_CLIENT_CACHE_METADATA);
+    h->zeros[19] = (unsigned char)c->ext_caps;
+    h->zeros[20] = (unsigned char)(c->ext_caps >> 8);
+    h->zeros[21] = (unsigned char)(c->ext_caps >> 16);
+    h->zeros[22] = (unsigned char)(c->ext_caps >> 24);
+    if (use_tls) {
+        mc_writer *w = &c->wbuf;
+        flags |= CLIENT_SSL;
+        w->len = 0;
+        if (mc_writer_u32(w, flags) < 0 || mc_writer_u32(w, 0x01000000u) < 0 ||
+            mc_writer_u8(w, (uint8_t)(o->collation & 0xFF)) < 0 || mc_writer_put(w, h->zeros, 23) < 0)
+            return -1;
+        if (mc_conn_send(c, w->buf, w->len, NULL, 0) < 0) return -1;   /* SSLRequest */
+        c->client_flag = flags;
+        h->step = HS_TLS;
+        return MC_HS_TLS;
+    }
+    c->client_flag = flags;
+    return hs_response(c, h);
+}
+
+/* The HandshakeResponse41 (after the greeting, or after the TLS upgrade), framed into
+   c->out; the exchange continues with HS_AUTH.  0 or -1. */
+static int hs_response(mc_conn *c, mc_handshake *h) {
+    const connect_opts *o = h->o;
+    uint32_t flags = c->client_flag;
+    mc_writer *w = &c->wbuf;
+    if (mc_auth_first(c, &h->a, h->password, &h->authout) < 0) return -1;
+    w->len = 0;
+    if (mc_writer_u32(w, flags) < 0 || mc_writer_u32(w, 0x01000000u) < 0 ||
+        mc_writer_u8(w, (uint8_t)(o->collation & 0xFF)) < 0 || mc_writer_put(w, h->zeros, 23) < 0 ||
+        mc_writer_put(w, h->user.data, h->user.len) < 0 || mc_writer_u8(w, 0) < 0)
+        return -1;
+    if (flags & CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA) {
+        if (mc_writer_lenenc_str(w, h->authout.buf, h->authout.len) < 0) return -1;
+    } else {
+        if (h->authout.len > 255) { mc_conn_malformed(c, "authentication response too long"); return -1; }
+        if (mc_writer_u8(w, (uint8_t)h->authout.len) < 0 ||
+            mc_writer_put(w, h->authout.buf, h->authout.len) < 0)
+            return -1;
+    }
+    if (flags & CLIENT_CONNECT_WITH_DB) {
+        if (mc_writer_put(w, h->database.data, h->database.len) < 0 || mc_writer_u8(w, 0) < 0)
+            return -1;
+    }
+    if (flags & CLIENT_PLUGIN_AUTH) {
+        if (mc_writer_put(w, h->a.plugin, strlen(h->a.plugin)) < 0 || mc_writer_u8(w, 0) < 0)
+            return -1;
+    }
+    if ((flags & CLIENT_CONNECT_ATTRS) && o->attrs) {
+        if (mc_put_attrs(w, o->attrs) < 0) return -1;
+    }
+    int r = mc_conn_send(c, w->buf, w->len, NULL, 0);
+    memset(w->buf, 0, w->len);   /* it held the password's proof */
+    if (r < 0) return -1;
+    h->step = HS_AUTH;
+    return 0;
+}
+
+int mc_handshake_init(mc_handshake *h, span user, span password, span database,
+                      const connect_opts *o) {
+    memset(h, 0, sizeof(*h));
+    h->step = HS_GREETING;
+    h->user = user;
+    h->password = password;
+    h->database = database;
+    h->o = o;
+    return mc_writer_init(&h->authout, 64);
+}
+
+void mc_handshake_clear(mc_handshake *h) {
+    if (h->authout.buf) memset(h->authout.buf, 0, h->authout.cap);
+    mc_writer_free(&h->authout);
+    memset(&h->a, 0, sizeof(h->a));
+}
+
+/* Advance the connection phase as far as the received bytes allow.  Returns 0 when
+   authenticated (c is ready for commands), MC_HS_TLS when the transport must upgrade to
+   TLS now (the SSLRequest is in c->out: write it, run the TLS handshake, call again),
+   MC_NEED (no transport: feed more bytes, call again), or -1 with the exception and the
+   connection closed. */
+int mc_handshake_step(mc_conn *c, mc_handshake *h) {
+    int r;
+    switch (h->step) {
+    case HS_GREETING:
+        c->seq = 0;
+        r = hs_greeting(c, h);
+        if (r != 0) return r;
+        break;
+    case HS_TLS:
+        if (hs_response(c, h) < 0) return -1;
+        break;
+    case HS_AUTH:
+        break;
+    default:
+        return 0;
+    }
+    r = mc_auth_exchange(c, &h->a, h->password, &h->authout);
+    if (r == MC_NEED) return r;
+    if (r < 0) {
+        mc_conn_close_socket(c);   /* a refused login ends the connection */
+        return -1;
+    }
+    Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(h->a.plugin));
+    if (!c->auth_plugin_name) return -1;
+    c->state = ST_IDLE;
+    h->step = HS_DONE;
+    if (c->client_flag & CLIENT_COMPRESS) {
+        c->compress = 1;   /* everything after the handshake is framed */
+        c->cseq = 0;
+        if (c->rpos != c->rend) { mc_conn_malformed(c, "unexpected bytes after authentication"); return -1; }
+    }
+    return 0;
+}
+
+/* The connection phase over the blocking transport: the state machine above, with the TLS
+   upgrade done by the transport (mc_start_tls).  0 or -1. */
+int mc_do_handshake(mc_conn *c, span user, span password, span database,
+                    const connect_opts *o) {
+    mc_handshake h;
+    if (mc_handshake_init(&h, user, password, database, o) < 0) return -1;
+    int r;
+    for (;;) {
+        r = mc_handshake_step(c, &h);
+        if (r != MC_HS_TLS) break;
+        if (mc_conn_flush(c) < 0 || mc_start_tls(c, o) < 0) { r = -1; break; }
+    }
+    mc_handshake_clear(&h);
+    return r < 0 ? -1 : 0;
+}
+
+#define COM_CHANGE_USER 0x11
+
+/* change_user(user, password=None, database=None)  [COM_CHANGE_USER]
+   Logs in again as `user` on this connection with the whole authentication exchange of
+   the handshake: the first answer uses the handshake's scramble and plugin, and the server
+   may switch to any plugin the handshake supports (C ones and the auth_plugins dict).  The
+   handshake's collation and connection attributes are sent again.  The server resets the
+   session: prepared statements (and the metadata cached for them) are gone, session
+   variables return to their defaults.  Raises the server's error (e.g. OperationalError
+   1045) when the login is refused; MariaDB then keeps the previous session and the
+   connection stays usable.  A malformed exchange closes the connection. */
+PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"user", "password", "database", NULL};
+    PyObject *user, *password = Py_None, *database = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO:change_user", kwlist, &user, &password,
+                                     &database))
+        return NULL;
+    span su, sp, sd;
+    Py_buffer vu, vp, vd;
+    vu.obj = vp.obj = vd.obj = NULL;
+    PyObject *ret = NULL;
+    mc_writer authout = {0}, w = {0};
+    int entered = 0;
+    if (mc_get_span(user, &su, &vu, "user") < 0 || mc_get_span(password, &sp, &vp, "password") < 0 ||
+        mc_get_span(database, &sd, &vd, "database") < 0)
+        goto done;
+    if ((su.data && memchr(su.data, 0, su.len)) || (sd.data && memchr(sd.data, 0, sd.len))) {
+        PyErr_SetString(PyExc_ValueError, "user and database must not contain NUL");
+        goto done;
+    }
+    if (!su.data) { su.data = (const unsigned char *)""; su.len = 0; }
+    if (!sp.data) { sp.data = (const unsigned char *)""; sp.len = 0; }
+    if (mc_conn_enter(c) < 0) goto done;
+    entered = 1;
+    if (mc_check_idle(c) < 0) goto done;
+    auth_state a;
+    memset(&a, 0, sizeof(a));
+    memcpy(a.plugin, c->first_plugin, sizeof(a.plugin));
+    a.plugin[sizeof(a.plugin) - 1] = 0;
+    if (!a.plugin[0]) strcpy(a.plugin, "mysql_native_password");
+    memcpy(a.nonce, c->scramble, c->scramble_len);
+    a.nonce_len = c->scramble_len;
+    if (mc_writer_init(&authout, 64) < 0 || mc_writer_init(&w, 256) < 0) goto done;
+    if (mc_auth_first(c, &a, sp, &authout) < 0) goto done;
+    /* COM_CHANGE_USER: user NUL, auth response (1-byte length with
+       CLIENT_SECURE_CONNECTION), database NUL, character set, plugin name, attributes */
+    if (mc_writer_put(&w, su.data, su.len) < 0 || mc_writer_u8(&w, 0) < 0) goto done;
+    if (c->client_flag & CLIENT_SECURE_CONNECTION) {
+        if (authout.len > 255) { mc_conn_malformed(c, "authentication response too long"); goto done; }
+        if (mc_writer_u8(&w, (uint8_t)authout.len) < 0 ||
+            mc_writer_put(&w, authout.buf, authout.len) < 0)
+            goto done;
+    } else if (mc_writer_put(&w, authout.buf, authout.len) < 0 || mc_writer_u8(&w, 0) < 0) {
+        goto done;
+    }
+    if ((sd.data && mc_writer_put(&w, sd.data, sd.len) < 0) || mc_writer_u8(&w, 0) < 0 ||
+        mc_writer_u16(&w, c->handshake_collation) < 0)
+        goto done;
+    if ((c->client_flag & CLIENT_PLUGIN_AUTH) &&
+        (mc_writer_put(&w, a.plugin, strlen(a.plugin)) < 0 || mc_writer_u8(&w, 0) < 0))
+        goto done;
+    if ((c->client_flag & CLIENT_CONNECT_ATTRS) && c->connect_attrs &&
+        mc_put_attrs(&w, c->connect_attrs) < 0)
+        goto done;
+    mc_clear_result(c);
+    if (mc_conn_command(c, COM_CHANGE_USER, w.buf, w.len) < 0) goto done;
+    /* whatever the outcome, the server has dropped this session's prepared statements
+       when it accepted the command */
+    if (c->meta_cache) PyDict_Clear(c->meta_cache);
+    if (mc_auth_exchange(c, &a, sp, &authout) < 0) goto done;
+    Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(a.plugin));
+    if (!c->auth_plugin_name) goto done;
+    c->state = ST_IDLE;
+    ret = Py_NewRef(Py_None);
+done:
+    if (entered) mc_conn_leave(c);
+    if (authout.buf) memset(authout.buf, 0, authout.cap);
+    if (w.buf) memset(w.buf, 0, w.cap);
+    mc_writer_free(&authout);
+    mc_writer_free(&w);
+    if (vu.obj) PyBuffer_Release(&vu);
+    if (vp.obj) PyBuffer_Release(&vp);
+    if (vd.obj) PyBuffer_Release(&vd);
+    return ret;
+}

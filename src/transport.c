@@ -1,0 +1,480 @@
+/* The blocking transport: a socket (TCP or unix), poll() timeouts, TLS on the socket
+ * (OpenSSL, src/tls.c), the GIL released around every blocking call.  It drives the
+ * engine (framing.c) through the mc_io interface: fill() writes the engine's pending
+ * output, then receives at least one byte into the engine's buffer; flush() writes the
+ * output; close() ends the socket.  Timeouts, Ctrl-C (EINTR and PyErr_CheckSignals before
+ * every read) and lost connections become OperationalError here, with the connection
+ * closed.  Nothing here parses the protocol.
+ */
+#include "conn_internal.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <time.h>
+#include <math.h>
+#include <openssl/err.h>
+
+/* ================================================================ socket I/O */
+
+double mc_monotonic(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait for fd readiness with the GIL held by the caller released inside. Returns
+   1 ready, 0 timeout, -1 with errno. */
+int mc_wait_fd(int fd, short events, double timeout) {
+    struct pollfd pfd;
+    pfd.fd = fd;
+    pfd.events = events;
+    pfd.revents = 0;
+    int ms = timeout < 0 ? -1 : (timeout > 2e6 ? 2000000000 : (int)ceil(timeout * 1000.0));
+    int r = poll(&pfd, 1, ms);
+    if (r < 0) return -1;
+    return r > 0 ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------- transport */
+
+enum { IO_OK = 0, IO_EINTR, IO_TIMEOUT, IO_EOF, IO_ERRNO, IO_TLS };
+
+/* One read from the socket or the TLS session, GIL released by the caller.
+   Returns bytes read (> 0) or -1 with *status set. */
+static ssize_t io_read_nogil(int fd, SSL *ssl, unsigned char *dst, size_t room, double to,
+                             int *status, int *err, char *msg, size_t msgcap) {
+    for (;;) {
+        if (ssl) {
+            ERR_clear_error();
+            int r = SSL_read(ssl, dst, room > INT32_MAX ? INT32_MAX : (int)room);
+            if (r > 0) return r;
+            int e = SSL_get_error(ssl, r);
+            if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+                int w = mc_wait_fd(fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, to);
+                if (w == 0) { *status = IO_TIMEOUT; return -1; }
+                if (w < 0) {
+                    *err = errno;
+                    *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
+                    return -1;
+                }
+                continue;
+            }
+            if (e == SSL_ERROR_ZERO_RETURN) { *status = IO_EOF; return -1; }
+            if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+                *err = errno;
+                if (errno == EINTR) { *status = IO_EINTR; return -1; }
+                *status = errno ? IO_ERRNO : IO_EOF;
+                return -1;
+            }
+            msg[0] = 0;
+            mc_tls_errors(msg, msgcap);
+            *status = IO_TLS;
+            return -1;
+        }
+        if (to >= 0) {
+            int w = mc_wait_fd(fd, POLLIN, to);
+            if (w == 0) { *status = IO_TIMEOUT; return -1; }
+            if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
+        }
+        ssize_t n = recv(fd, dst, room, 0);
+        if (n > 0) return n;
+        if (n == 0) { *status = IO_EOF; return -1; }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            int w = mc_wait_fd(fd, POLLIN, to);
+            if (w == 0) { *status = IO_TIMEOUT; return -1; }
+            if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
+            continue;
+        }
+        *err = errno;
+        *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
+        return -1;
+    }
+}
+/* Where a lost connection was lost, for CR_SERVER_LOST messages: libmysqlclient says "at
+   'reading initial communication packet'" for the greeting, "during query" otherwise. */
+#define LOST_AT(c) ((c)->lost_at ? (c)->lost_at : "during query")
+
+/* Read at least one byte into dst.  Returns the count, or -1 with an exception set and
+   the connection closed (lost connection, timeout, Ctrl-C). */
+ssize_t mc_transport_recv(mc_conn *c, unsigned char *dst, size_t room) {
+    for (;;) {
+        ssize_t n;
+        int status = IO_OK, err = 0;
+        char msg[512];
+        int fd = c->fd;
+        SSL *ssl = c->ssl;
+        double to = c->read_timeout;
+        Py_BEGIN_ALLOW_THREADS
+        n = io_read_nogil(fd, ssl, dst, room, to, &status, &err, msg, sizeof(msg));
+        Py_END_ALLOW_THREADS
+        if (n > 0) return n;
+        switch (status) {
+        case IO_EINTR:
+            if (PyErr_CheckSignals() < 0) {
+                mc_conn_close_socket(c);   /* a half-read response cannot be resumed */
+                return -1;
+            }
+            continue;
+        case IO_TIMEOUT: {
+            char tbuf[32];
+            snprintf(tbuf, sizeof(tbuf), "%g", to);
+            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server %s (read timed out after %s s)",
+                       LOST_AT(c), tbuf);
+            return -1;
+        }
+        case IO_EOF:
+            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server %s", LOST_AT(c));
+            return -1;
+        case IO_TLS:
+            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server %s (TLS error: %s)", LOST_AT(c), msg);
+            return -1;
+        default:
+            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server %s (%s)", LOST_AT(c), strerror(err));
+            return -1;
+        }
+    }
+}
+
+/* Ctrl-C and other signals (PyErr_CheckSignals) are honoured at the packet layer, not
+   only when a syscall is interrupted: every MC_SIGNAL_PACKETS packets taken from the
+   receive buffer and before every read from the socket, so that every path that reads
+   packets (buffered, unbuffered and prepared rows, server cursors, the columnar reader,
+   executemany, LOAD DATA) stops within a few milliseconds of decoding.  When a handler
+   raises (KeyboardInterrupt), the connection is closed: the rest of the response (up to
+   millions of rows) cannot be drained in a bounded time, and a half-read response cannot
+   be resumed.  Later use raises OperationalError 2006.  0, or -1 with the exception. */
+
+/* Write all of iov, GIL released by the caller.  0, or -1 with *status set. */
+static int io_write_nogil(int fd, SSL *ssl, struct iovec *iov, int iovcnt, double to,
+                          int *status, int *err, char *msg, size_t msgcap) {
+    while (iovcnt > 0) {
+        ssize_t n;
+        if (ssl) {
+            if (iov->iov_len == 0) { iov++; iovcnt--; continue; }
+            ERR_clear_error();
+            int r = SSL_write(ssl, iov->iov_base, iov->iov_len > INT32_MAX ? INT32_MAX : (int)iov->iov_len);
+            if (r <= 0) {
+                int e = SSL_get_error(ssl, r);
+                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+                    int w = mc_wait_fd(fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, to);
+                    if (w == 0) { *status = IO_TIMEOUT; return -1; }
+                    if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
+                    continue;
+                }
+                if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
+                    *err = errno ? errno : EPIPE;
+                    *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
+                    return -1;
+                }
+                msg[0] = 0;
+                mc_tls_errors(msg, msgcap);
+                *status = IO_TLS;
+                return -1;
+            }
+            n = r;
+        } else {
+            /* never block inside sendmsg(): a peer that stops reading would hold us
+               there past write_timeout and past Ctrl-C; wait in poll() instead */
+            struct msghdr mh;
+            memset(&mh, 0, sizeof(mh));
+            mh.msg_iov = iov;
+            mh.msg_iovlen = (size_t)iovcnt;
+            n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                    int w = mc_wait_fd(fd, POLLOUT, to);
+                    if (w == 0) { *status = IO_TIMEOUT; return -1; }
+                    if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
+                    continue;
+                }
+                *err = errno;
+                *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
+                return -1;
+            }
+        }
+        size_t done = (size_t)n;
+        while (iovcnt > 0 && done >= iov->iov_len) {
+            done -= iov->iov_len;
+            iov++;
+            iovcnt--;
+        }
+        if (iovcnt > 0) {
+            iov->iov_base = (char *)iov->iov_base + done;
+            iov->iov_len -= done;
+        }
+    }
+    return 0;
+}
+
+int mc_send_all(mc_conn *c, struct iovec *iov, int iovcnt) {
+    /* TLS: gather small pieces into one record instead of one record per piece */
+    unsigned char gather[16384];
+    struct iovec one;
+    if (c->ssl && iovcnt > 1) {
+        size_t total = 0;
+        for (int i = 0; i < iovcnt; i++) total += iov[i].iov_len;
+        if (total <= sizeof(gather)) {
+            size_t off = 0;
+            for (int i = 0; i < iovcnt; i++) {
+                memcpy(gather + off, iov[i].iov_base, iov[i].iov_len);
+                off += iov[i].iov_len;
+            }
+            one.iov_base = gather;
+            one.iov_len = total;
+            iov = &one;
+            iovcnt = 1;
+        }
+    }
+    for (;;) {
+        int status = IO_OK, err = 0, rc;
+        char msg[512];
+        int fd = c->fd;
+        SSL *ssl = c->ssl;
+        double to = c->write_timeout;
+        Py_BEGIN_ALLOW_THREADS
+        rc = io_write_nogil(fd, ssl, iov, iovcnt, to, &status, &err, msg, sizeof(msg));
+        Py_END_ALLOW_THREADS
+        if (rc == 0) return 0;
+        switch (status) {
+        case IO_EINTR:
+            if (PyErr_CheckSignals() < 0) { mc_conn_close_socket(c); return -1; }
+            continue;   /* iov was advanced past what was written */
+        case IO_TIMEOUT:
+            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                       "Lost connection to server (write timed out)");
+            return -1;
+        case IO_TLS:
+            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
+                       "Server has gone away (TLS error: %s)", msg);
+            return -1;
+        default:
+            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
+                       "Server has gone away (%s)", strerror(err));
+            return -1;
+        }
+    }
+}
+
+/* Open the socket; returns 0 or -1 with exception. */
+int mc_open_socket(mc_conn *c, const char *host, int port, const char *unix_path,
+                       double timeout) {
+    int fd = -1, err = 0, timed_out = 0;
+    if (unix_path) {
+        struct sockaddr_un sa;
+        if (strlen(unix_path) >= sizeof(sa.sun_path)) {
+            mc_raise(c->st->OperationalError, CR_CONNECTION_ERROR,
+                     "Can't connect to local server through socket '%s' (path too long)", unix_path);
+            return -1;
+        }
+        memset(&sa, 0, sizeof(sa));
+        sa.sun_family = AF_UNIX;
+        strcpy(sa.sun_path, unix_path);
+        Py_BEGIN_ALLOW_THREADS
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) err = errno;
+        else if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+            err = errno; close(fd); fd = -1;
+        }
+        Py_END_ALLOW_THREADS
+        if (fd < 0) {
+            mc_raise(c->st->OperationalError, CR_CONNECTION_ERROR,
+                     "Can't connect to local server through socket '%s' (%d: %s)",
+                     unix_path, err, strerror(err));
+            return -1;
+        }
+        c->fd = fd;
+        c->io = &mc_socket_io;
+        c->is_unix = 1;
+        return 0;
+    }
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    struct addrinfo hints, *res = NULL, *ai;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    int gai;
+    Py_BEGIN_ALLOW_THREADS
+    gai = getaddrinfo(host, portstr, &hints, &res);
+    Py_END_ALLOW_THREADS
+    if (gai != 0) {
+        mc_raise(c->st->OperationalError, 2005, "Unknown server host '%s' (%s)", host,
+                 gai_strerror(gai));
+        return -1;
+    }
+    double deadline = timeout >= 0 ? mc_monotonic() + timeout : -1;
+    Py_BEGIN_ALLOW_THREADS
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) { err = errno; continue; }
+        int fl = fcntl(fd, F_GETFL, 0);
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+        int r = connect(fd, ai->ai_addr, ai->ai_addrlen);
+        if (r < 0 && errno == EINPROGRESS) {
+            for (;;) {
+                double left = deadline < 0 ? -1 : deadline - mc_monotonic();
+                if (deadline >= 0 && left <= 0) { timed_out = 1; break; }
+                int w = mc_wait_fd(fd, POLLOUT, left);
+                if (w == 0) { timed_out = 1; break; }
+                if (w < 0) { err = errno; break; }   /* EINTR: give Python a chance (below) */
+                int soerr = 0;
+                socklen_t sl = sizeof(soerr);
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
+                err = soerr;
+                break;
+            }
+            if (timed_out) err = ETIMEDOUT;
+            r = (err == 0) ? 0 : -1;
+        } else if (r < 0) {
+            err = errno;
+        }
+        if (r == 0) {
+            fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+            err = 0;
+            break;
+        }
+        close(fd);
+        fd = -1;
+        if (timed_out) break;
+    }
+    Py_END_ALLOW_THREADS
+    freeaddrinfo(res);
+    if (fd < 0 && err == EINTR && PyErr_CheckSignals() < 0)
+        return -1;   /* Ctrl-C while connecting */
+    if (fd < 0) {
+        if (timed_out) {
+            char tbuf[32];
+            snprintf(tbuf, sizeof(tbuf), "%g", timeout);
+            mc_raise(c->st->OperationalError, CR_CONN_HOST_ERROR,
+                     "Can't connect to server on '%s:%d' (timed out after %s s)", host, port,
+                     tbuf);
+        }
+        else
+            mc_raise(c->st->OperationalError, CR_CONN_HOST_ERROR,
+                     "Can't connect to server on '%s:%d' (%d: %s)", host, port, err,
+                     strerror(err));
+        return -1;
+    }
+    c->fd = fd;
+    c->io = &mc_socket_io;
+    c->is_unix = 0;
+    return 0;
+}
+
+int mc_start_tls(mc_conn *c, const connect_opts *o) {
+    if (!c->ssl_ctx) {
+        c->ssl_ctx = mc_tls_context(c->st, &o->tls);
+        if (!c->ssl_ctx) { mc_conn_close_socket(c); return -1; }
+    }
+    int fl = fcntl(c->fd, F_GETFL, 0);
+    fcntl(c->fd, F_SETFL, fl | O_NONBLOCK);
+    c->ssl = mc_tls_handshake(c->st, c->ssl_ctx, c->fd, o->host, &o->tls, o->connect_timeout);
+    if (!c->ssl) { mc_conn_close_socket(c); return -1; }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the mc_io of a socket */
+
+/* Close the socket (and TLS session) at once: no close_notify round trip, the stream is
+   no longer trusted. */
+static void blocking_close(mc_conn *c) {
+    if (c->ssl) {
+        SSL_free(c->ssl);
+        c->ssl = NULL;
+    }
+    if (c->fd >= 0) {
+        int fd = c->fd;
+        c->fd = -1;
+        Py_BEGIN_ALLOW_THREADS
+        close(fd);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+/* Write c->out.  0, or -1 with the exception (the connection closed). */
+static int blocking_flush(mc_conn *c) {
+    if (c->fd < 0) {
+        c->out.len = 0;
+        mc_conn_raise_closed(c);
+        return -1;
+    }
+    struct iovec iov = {c->out.buf, c->out.len};
+    int r = mc_send_all(c, &iov, 1);
+    c->out.len = 0;
+    if (c->out.cap > RBUF_KEEP) {
+        mc_writer_free(&c->out);
+        if (mc_writer_init(&c->out, 512) < 0) return -1;
+    }
+    return r;
+}
+
+/* Write pending output, then receive at least one byte into the engine.  0 or -1. */
+static int blocking_fill(mc_conn *c) {
+    if (c->out.len && blocking_flush(c) < 0) return -1;
+    if (c->fd < 0) {
+        mc_conn_raise_closed(c);
+        return -1;
+    }
+    if (mc_conn_check_signals(c) < 0) return -1;
+    unsigned char *dst;
+    size_t room;
+    if (mc_engine_recv_buffer(c, 1, &dst, &room) < 0) return -1;
+    ssize_t n = mc_transport_recv(c, dst, room);
+    if (n < 0) return -1;
+    return mc_engine_received(c, (size_t)n);
+}
+
+/* Write c->out without waiting (COM_QUIT on close): what the socket does not take at once
+   is dropped; errors are ignored. */
+void mc_transport_send_nowait(mc_conn *c) {
+    if (c->fd < 0 || c->out.len == 0) { c->out.len = 0; return; }
+    int fd = c->fd;
+    SSL *ssl = c->ssl;
+    const unsigned char *buf = c->out.buf;
+    size_t len = c->out.len;
+    if (ssl) {
+        int fl = fcntl(fd, F_GETFL, 0);
+        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (ssl) {
+        if (SSL_write(ssl, buf, (int)len) <= 0) ERR_clear_error();
+    } else {
+        (void)send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    Py_END_ALLOW_THREADS
+    c->out.len = 0;
+}
+
+const mc_io mc_socket_io = {blocking_fill, blocking_flush, blocking_close};
+
+/* Bytes given to _replay(): no socket, the data is complete.  Reading past its end is an
+   error; what the engine would send is dropped. */
+static int replay_fill(mc_conn *c) {
+    c->out.len = 0;
+    mc_raise(c->st->OperationalError, CR_SERVER_LOST,
+             "replayed data ends in the middle of a packet or result");
+    return -1;
+}
+
+static int replay_flush(mc_conn *c) {
+    c->out.len = 0;
+    return 0;
+}
+
+const mc_io mc_replay_io = {replay_fill, replay_flush, NULL};

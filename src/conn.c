@@ -91,6 +91,7 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->server_public_key);
     Py_CLEAR(c->infile_handler);
     Py_CLEAR(c->infile_exc);
+    mc_engine_api_free(c);
     Py_CLEAR(c->meta_cache);
     Py_CLEAR(c->last_error);
     Py_CLEAR(c->connect_attrs);
@@ -668,6 +669,7 @@ static PyObject *Conn_replay(mc_conn *c, PyObject *args) {
     static PyObject *get_##name(mc_conn *c, void *x) { return PyLong_FromUnsignedLongLong((unsigned long long)(expr)); }
 
 U64_GETTER(thread_id, c->thread_id)
+U64_GETTER(ext_caps, c->ext_caps)
 U64_GETTER(server_capabilities, c->server_caps)
 U64_GETTER(client_flag, c->client_flag)
 U64_GETTER(server_status, c->server_status)
@@ -780,6 +782,7 @@ static PyGetSetDef Conn_getset[] = {
     {"server_version", (getter)get_server_version, NULL, "server version string from the handshake", NULL},
     {"protocol_version", (getter)get_protocol_version, NULL, NULL, NULL},
     {"thread_id", (getter)get_thread_id, NULL, "connection id from the handshake", NULL},
+    {"ext_caps", (getter)get_ext_caps, NULL, "MariaDB extended capabilities agreed in the handshake", NULL},
     {"server_capabilities", (getter)get_server_capabilities, NULL, NULL, NULL},
     {"client_flag", (getter)get_client_flag, NULL, "negotiated capability flags", NULL},
     {"server_status", (getter)get_server_status, NULL, "SERVER_STATUS_* flags of the last OK/EOF", NULL},
@@ -809,6 +812,7 @@ static PyGetSetDef Conn_getset[] = {
 };
 
 static PyMethodDef Conn_methods[] = {
+    MC_ENGINE_METHODS
     {"connect", (PyCFunction)(void (*)(void))Conn_connect, METH_VARARGS | METH_KEYWORDS,
      "connect(host=None, port=3306, unix_socket=None, user=b'', password=b'', database=None,"
      " collation=45, client_flag=0, connect_timeout=None, read_timeout=None,"

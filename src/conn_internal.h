@@ -144,6 +144,7 @@ struct mc_conn_s {
     char first_plugin[64];
     uint8_t handshake_collation;
     PyObject *connect_attrs;   /* dict str -> str or NULL */
+    void *engine_hs;       /* engine_api.c: a handshake driven from Python, or NULL */
 };
 
 /* session.c: what an authentication exchange keeps between packets */
@@ -253,12 +254,37 @@ PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds);
 
 /* prepared.c */
 int mc_skip_column_defs(mc_conn *c, unsigned count, PyObject *record);
+int mc_read_prepare_response(mc_conn *c, uint32_t *stmt_id, unsigned *nparams, unsigned *ncols);
 PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg);
 PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_fetch(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_reset(mc_conn *c, PyObject *arg);
 PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg);
+
+/* engine_api.c: the _engine_* methods of Connection (listed in conn.c's method table) */
+void mc_engine_api_free(mc_conn *c);
+PyObject *Conn_engine_start(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *Conn_engine_handshake(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *Conn_engine_handshake_step(mc_conn *c, PyObject *noargs);
+PyObject *Conn_engine_feed(mc_conn *c, PyObject *arg);
+PyObject *Conn_engine_output(mc_conn *c, PyObject *noargs);
+PyObject *Conn_engine_response(mc_conn *c, PyObject *noargs);
+PyObject *Conn_engine_fetch(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *Conn_engine_prepare_response(mc_conn *c, PyObject *noargs);
+PyObject *Conn_engine_command(mc_conn *c, PyObject *args);
+PyObject *Conn_engine_need(mc_conn *c, PyObject *noargs);
+#define MC_ENGINE_METHODS \
+    {"_engine_start", (PyCFunction)(void (*)(void))Conn_engine_start, METH_VARARGS | METH_KEYWORDS, NULL}, \
+    {"_engine_handshake", (PyCFunction)(void (*)(void))Conn_engine_handshake, METH_VARARGS | METH_KEYWORDS, NULL}, \
+    {"_engine_handshake_step", (PyCFunction)Conn_engine_handshake_step, METH_NOARGS, NULL}, \
+    {"_engine_feed", (PyCFunction)Conn_engine_feed, METH_O, NULL}, \
+    {"_engine_output", (PyCFunction)Conn_engine_output, METH_NOARGS, NULL}, \
+    {"_engine_response", (PyCFunction)Conn_engine_response, METH_NOARGS, NULL}, \
+    {"_engine_fetch", (PyCFunction)(void (*)(void))Conn_engine_fetch, METH_VARARGS | METH_KEYWORDS, NULL}, \
+    {"_engine_prepare_response", (PyCFunction)Conn_engine_prepare_response, METH_NOARGS, NULL}, \
+    {"_engine_command", (PyCFunction)Conn_engine_command, METH_VARARGS, NULL}, \
+    {"_engine_need", (PyCFunction)Conn_engine_need, METH_NOARGS, NULL},
 
 /* conn.c */
 int mc_conn_enter(mc_conn *c);

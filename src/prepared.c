@@ -34,46 +34,72 @@ int mc_skip_column_defs(mc_conn *c, unsigned count, PyObject *record) {
     return 0;
 }
 
+/* The COM_STMT_PREPARE response: COM_STMT_PREPARE_OK, the parameter definitions and the
+   column definitions (each followed by an EOF without DEPRECATE_EOF), or ERR.  The whole
+   response is waited for before it is parsed.  0 with *stmt_id, *nparams, *ncols (the
+   column definitions recorded for MariaDB's metadata cache), MC_NEED (no transport,
+   nothing consumed), or -1. */
+int mc_read_prepare_response(mc_conn *c, uint32_t *stmt_id_out, unsigned *nparams_out,
+                             unsigned *ncols_out) {
+    const unsigned char *p;
+    size_t n;
+    mc_reader r;
+    uint8_t status, filler;
+    uint32_t stmt_id;
+    uint16_t ncols, nparams, warnings = 0;
+    int pk = mc_frame_peek(c, &p, &n);
+    if (pk < 0) return pk;
+    if (pk == 1 && n >= 9 && p[0] == 0x00) {
+        size_t count = 1;
+        unsigned nc = (unsigned)p[5] | ((unsigned)p[6] << 8), np = (unsigned)p[7] | ((unsigned)p[8] << 8);
+        int eofs = !(c->client_flag & CLIENT_DEPRECATE_EOF);
+        count += np + (np && eofs) + nc + (nc && eofs);
+        int w = mc_frame_wait(c, count);
+        if (w != 0) return w;
+    }
+    if (mc_read_packet(c, &p, &n) < 0) return -1;
+    if (n && p[0] == 0xFF) { mc_raise_err_packet(c, p, n); return -1; }
+    mc_reader_init(&r, p, n);
+    if (mc_reader_u8(&r, &status) < 0 || status != 0 || mc_reader_u32(&r, &stmt_id) < 0 ||
+        mc_reader_u16(&r, &ncols) < 0 || mc_reader_u16(&r, &nparams) < 0 ||
+        mc_reader_u8(&r, &filler) < 0) {
+        mc_conn_malformed(c, "bad COM_STMT_PREPARE_OK");
+        return -1;
+    }
+    if (mc_reader_u16(&r, &warnings) == 0) c->warning_count = warnings;
+    if (mc_skip_column_defs(c, nparams, NULL) < 0) return -1;
+    PyObject *record = NULL;
+    if (ncols && (c->ext_caps & MARIADB_CLIENT_CACHE_METADATA)) {
+        if (!c->meta_cache && !(c->meta_cache = PyDict_New())) return -1;
+        record = PyTuple_New(ncols);
+        if (!record) return -1;
+    }
+    if (mc_skip_column_defs(c, ncols, record) < 0) { Py_XDECREF(record); return -1; }
+    if (record) {
+        PyObject *key = PyLong_FromUnsignedLong(stmt_id);
+        int rc = key ? PyDict_SetItem(c->meta_cache, key, record) : -1;
+        Py_XDECREF(key);
+        Py_DECREF(record);
+        if (rc < 0) return -1;
+    }
+    *stmt_id_out = stmt_id;
+    *nparams_out = nparams;
+    *ncols_out = ncols;
+    return 0;
+}
+
 /* stmt_prepare(sql: bytes) -> (statement_id, num_params, num_columns)  [COM_STMT_PREPARE] */
 PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     if (mc_conn_enter(c) < 0) { PyBuffer_Release(&view); return NULL; }
     PyObject *ret = NULL;
-    const unsigned char *p;
-    size_t n;
     if (mc_check_idle(c) < 0) goto done;
     if (mc_check_packet(c, 1 + (size_t)view.len, "the statement (COM_STMT_PREPARE)") < 0) goto done;
     if (mc_conn_command(c, COM_STMT_PREPARE, view.buf, (size_t)view.len) < 0) goto done;
-    if (mc_read_packet(c, &p, &n) < 0) goto done;
-    if (n && p[0] == 0xFF) { mc_raise_err_packet(c, p, n); goto done; }
-    mc_reader r;
-    uint8_t status, filler;
     uint32_t stmt_id;
-    uint16_t ncols, nparams, warnings = 0;
-    mc_reader_init(&r, p, n);
-    if (mc_reader_u8(&r, &status) < 0 || status != 0 || mc_reader_u32(&r, &stmt_id) < 0 ||
-        mc_reader_u16(&r, &ncols) < 0 || mc_reader_u16(&r, &nparams) < 0 ||
-        mc_reader_u8(&r, &filler) < 0) {
-        mc_conn_malformed(c, "bad COM_STMT_PREPARE_OK");
-        goto done;
-    }
-    if (mc_reader_u16(&r, &warnings) == 0) c->warning_count = warnings;
-    if (mc_skip_column_defs(c, nparams, NULL) < 0) goto done;
-    PyObject *record = NULL;
-    if (ncols && (c->ext_caps & MARIADB_CLIENT_CACHE_METADATA)) {
-        if (!c->meta_cache && !(c->meta_cache = PyDict_New())) goto done;
-        record = PyTuple_New(ncols);
-        if (!record) goto done;
-    }
-    if (mc_skip_column_defs(c, ncols, record) < 0) { Py_XDECREF(record); goto done; }
-    if (record) {
-        PyObject *key = PyLong_FromUnsignedLong(stmt_id);
-        int rc = key ? PyDict_SetItem(c->meta_cache, key, record) : -1;
-        Py_XDECREF(key);
-        Py_DECREF(record);
-        if (rc < 0) goto done;
-    }
+    unsigned nparams, ncols;
+    if (mc_read_prepare_response(c, &stmt_id, &nparams, &ncols) < 0) goto done;
     ret = Py_BuildValue("(kII)", (unsigned long)stmt_id, (unsigned)nparams, (unsigned)ncols);
 done:
     mc_conn_leave(c);

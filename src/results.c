@@ -558,7 +558,8 @@ short_row:
 /* Read the next row packet; returns 1 with the packet in p and n for a row, 0 at the end of the result
    set (state updated), -1 on error. */
 int mc_conn_next_row(mc_conn *c, const unsigned char **p, size_t *n) {
-    if (mc_read_packet(c, p, n) < 0) return -1;
+    int rr = mc_read_packet(c, p, n);
+    if (rr < 0) return rr;   /* -1, or MC_NEED (no transport; nothing consumed) */
     if (*n == 0) { mc_conn_malformed(c, "empty row packet"); return -1; }
     unsigned char h = (*p)[0];
     if (h == 0xFE && *n < MC_MAX_PACKET) {
@@ -601,6 +602,7 @@ PyObject *mc_fetch_rows_bounded(mc_conn *c, Py_ssize_t limit, PyObject *keys,
         const unsigned char *p;
         size_t n;
         int r = mc_conn_next_row(c, &p, &n);
+        if (r == MC_NEED) break;   /* no transport: the rows so far; call again after feeding */
         if (r < 0) goto error;
         if (r == 0) break;
         bytes += n;
@@ -628,7 +630,7 @@ int mc_skip_rows(mc_conn *c) {
         const unsigned char *p;
         size_t n;
         int r = mc_conn_next_row(c, &p, &n);
-        if (r < 0) return -1;
+        if (r < 0) return r;   /* -1 or MC_NEED */
         if (r == 0) break;
         c->rows_read++;
     }

@@ -144,6 +144,23 @@ static int set_timeout(PyObject *v, double *out, const char *name) {
     return 0;
 }
 
+
+/* The connection phase over the blocking transport: the state machine of session.c, with the TLS
+   upgrade done by the transport (mc_start_tls).  0 or -1. */
+int mc_do_handshake(mc_conn *c, span user, span password, span database,
+                    const connect_opts *o) {
+    mc_handshake h;
+    if (mc_handshake_init(&h, user, password, database, o) < 0) return -1;
+    int r;
+    for (;;) {
+        r = mc_handshake_step(c, &h);
+        if (r != MC_HS_TLS) break;
+        if (mc_conn_flush(c) < 0 || mc_start_tls(c, o) < 0) { r = -1; break; }
+    }
+    mc_handshake_clear(&h);
+    return r < 0 ? -1 : 0;
+}
+
 int mc_get_span(PyObject *o, span *s, Py_buffer *view, const char *name) {
     s->data = NULL;
     s->len = 0;

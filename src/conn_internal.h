@@ -66,6 +66,8 @@ struct mc_conn_s {
     int fd;
     int in_use;
     int is_unix;
+    int secure;           /* TLS is up or the socket is a unix socket (the transport sets it;
+                             plugins that send the password in clear need it) */
     /* receive buffer: bytes [rpos, rend) are unread */
     unsigned char *rbuf;
     size_t rcap, rpos, rend;
@@ -316,6 +318,9 @@ static inline int mc_read_packet(mc_conn *c, const unsigned char **payload, size
     }
     return mc_read_packet_slow(c, payload, len);
 }
+
+/* The stream can still be read: a socket, or bytes given by Python (replay, _engine_*). */
+static inline int mc_stream_open(mc_conn *c) { return c->fd >= 0 || c->replaying; }
 
 static inline int mc_is_eof_packet(const unsigned char *p, size_t n) {
     return n > 0 && n < MC_MAX_PACKET && p[0] == 0xFE;

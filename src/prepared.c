@@ -471,7 +471,7 @@ done:
 PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg) {
     unsigned long stmt_id = PyLong_AsUnsignedLong(arg);
     if (stmt_id == (unsigned long)-1 && PyErr_Occurred()) return NULL;
-    if (c->fd < 0) Py_RETURN_NONE;   /* statements die with the connection */
+    if (!mc_stream_open(c)) Py_RETURN_NONE;   /* statements die with the connection */
     if (mc_conn_enter(c) < 0) return NULL;
     if (c->state == ST_CURSOR && c->cursor_stmt == (uint32_t)stmt_id) {
         c->state = ST_IDLE;   /* closing the statement closes its cursor */

@@ -348,7 +348,7 @@ error:
     /* The stream is in the middle of the result's metadata: it cannot be resumed.
        Never leave half-built description tuples behind. */
     mc_clear_result(c);
-    if (c->fd >= 0 || c->replaying) {
+    if (mc_stream_open(c)) {
         PyObject *et, *ev, *tb;
         PyErr_Fetch(&et, &ev, &tb);
         mc_conn_close_socket(c);

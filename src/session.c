@@ -16,7 +16,8 @@
 /* ---------------------------------------------------------------- authentication */
 
 
-int mc_secure_transport(mc_conn *c) { return c->ssl != NULL || c->is_unix; }
+/* TLS is up, or the transport is a unix socket (set by the transport) */
+int mc_secure_transport(mc_conn *c) { return c->secure; }
 
 static int plugin_known(const char *name) {
     return !strcmp(name, "mysql_native_password") || !strcmp(name, "caching_sha2_password") ||
@@ -363,7 +364,7 @@ static int hs_greeting(mc_conn *c, mc_handshake *h) {
             return -1;
         }
         use_tls = 1;
-    } else if (o->tls.mode == MC_SSL_PREFERRED && (caps & CLIENT_SSL) && !c->is_unix) {
+    } else if (o->tls.mode == MC_SSL_PREFERRED && (caps & CLIENT_SSL) && !c->secure) {
         use_tls = 1;
     }
     memset(h->zeros, 0, sizeof(h->zeros));
@@ -482,22 +483,6 @@ int mc_handshake_step(mc_conn *c, mc_handshake *h) {
         if (c->rpos != c->rend) { mc_conn_malformed(c, "unexpected bytes after authentication"); return -1; }
     }
     return 0;
-}
-
-/* The connection phase over the blocking transport: the state machine above, with the TLS
-   upgrade done by the transport (mc_start_tls).  0 or -1. */
-int mc_do_handshake(mc_conn *c, span user, span password, span database,
-                    const connect_opts *o) {
-    mc_handshake h;
-    if (mc_handshake_init(&h, user, password, database, o) < 0) return -1;
-    int r;
-    for (;;) {
-        r = mc_handshake_step(c, &h);
-        if (r != MC_HS_TLS) break;
-        if (mc_conn_flush(c) < 0 || mc_start_tls(c, o) < 0) { r = -1; break; }
-    }
-    mc_handshake_clear(&h);
-    return r < 0 ? -1 : 0;
 }
 
 #define COM_CHANGE_USER 0x11

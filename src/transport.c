@@ -297,6 +297,7 @@ int mc_open_socket(mc_conn *c, const char *host, int port, const char *unix_path
         c->fd = fd;
         c->io = &mc_socket_io;
         c->is_unix = 1;
+        c->secure = 1;
         return 0;
     }
     char portstr[16];
@@ -373,6 +374,7 @@ int mc_open_socket(mc_conn *c, const char *host, int port, const char *unix_path
     c->fd = fd;
     c->io = &mc_socket_io;
     c->is_unix = 0;
+    c->secure = 0;
     return 0;
 }
 
@@ -385,6 +387,7 @@ int mc_start_tls(mc_conn *c, const connect_opts *o) {
     fcntl(c->fd, F_SETFL, fl | O_NONBLOCK);
     c->ssl = mc_tls_handshake(c->st, c->ssl_ctx, c->fd, o->host, &o->tls, o->connect_timeout);
     if (!c->ssl) { mc_conn_close_socket(c); return -1; }
+    c->secure = 1;
     return 0;
 }
 
@@ -393,6 +396,7 @@ int mc_start_tls(mc_conn *c, const connect_opts *o) {
 /* Close the socket (and TLS session) at once: no close_notify round trip, the stream is
    no longer trusted. */
 static void blocking_close(mc_conn *c) {
+    c->secure = 0;
     if (c->ssl) {
         SSL_free(c->ssl);
         c->ssl = NULL;

@@ -55,7 +55,8 @@ static PyObject *Conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     Py_INCREF(c->module);
     if (mc_writer_init(&c->join, 256) < 0 || mc_writer_init(&c->wbuf, 512) < 0 ||
         mc_writer_init(&c->zsend, 256) < 0 || mc_writer_init(&c->zout, 256) < 0 ||
-        mc_writer_init(&c->out, 512) < 0) {
+        mc_writer_init(&c->out, 512) < 0 || mc_writer_init(&c->wout, 512) < 0 ||
+        mc_writer_init(&c->tin, 512) < 0) {
         Py_DECREF(c);
         return NULL;
     }
@@ -121,6 +122,8 @@ static void Conn_dealloc(mc_conn *c) {
     mc_writer_free(&c->zsend);
     mc_writer_free(&c->zout);
     mc_writer_free(&c->out);
+    mc_writer_free(&c->wout);
+    mc_writer_free(&c->tin);
     PyMem_Free(c->rbuf);
     mc_writer_free(&c->join);
     mc_writer_free(&c->wbuf);
@@ -572,9 +575,9 @@ static PyObject *Conn_drain(mc_conn *c, PyObject *args, PyObject *kwds) {
         }
         /* ST_ROWS: wait for bytes only while the time lasts */
         size_t avail = c->rend - c->rpos;
+        /* (under TLS, what was decrypted is in rbuf or zbuf already) */
         int buffered = (avail >= 4 && avail >= 4 + (size_t)mc_load_u24(c->rbuf + c->rpos)) ||
-                       (c->compress && c->zend > c->zpos) ||
-                       (c->ssl && SSL_pending(c->ssl) > 0);
+                       (c->compress && c->zend > c->zpos);
         if (!buffered) {
             double left = deadline - mc_monotonic();
             if (left <= 0) break;

@@ -39,6 +39,10 @@ enum { ST_IDLE = 0, ST_ROWS = 1, ST_MORE = 2, ST_CURSOR = 3, ST_INFILE = 4 };
    that does not handle it fails loudly (SystemError) rather than misreading. */
 #define MC_NEED (-2)
 
+/* Where a lost connection was lost, for CR_SERVER_LOST messages: libmysqlclient says "at
+   'reading initial communication packet'" for the greeting, "during query" otherwise. */
+#define LOST_AT(c) ((c)->lost_at ? (c)->lost_at : "during query")
+
 typedef struct mc_conn_s mc_conn;
 
 /* A transport under the engine.  fill(): write c->out, then receive at least one byte
@@ -62,6 +66,9 @@ struct mc_conn_s {
     mc_state *st;
     const mc_io *io;      /* the transport driving the engine, or NULL (MC_NEED returns) */
     mc_writer out;        /* bytes for the wire, framed (and compressed) by the engine */
+    mc_writer wout;       /* under TLS: c->out encrypted (and handshake records), to write */
+    mc_writer tin;        /* under TLS: where the transport receives records */
+    int tls_handshaking;  /* the TLS handshake is in progress (mc_engine_tls_handshake) */
     size_t need;          /* with MC_NEED: unread bytes the next packet needs in rbuf */
     int fd;
     int in_use;
@@ -198,6 +205,10 @@ int mc_read_packet_slow(mc_conn *c, const unsigned char **payload, size_t *len);
 int mc_frame_wait(mc_conn *c, size_t count);
 int mc_frame_peek(mc_conn *c, const unsigned char **payload, size_t *len);
 int mc_conn_check_signals(mc_conn *c);
+void mc_engine_tls_start(mc_conn *c, SSL *ssl);
+int mc_engine_tls_handshake(mc_conn *c);
+int mc_engine_wire_out(mc_conn *c, const unsigned char **buf, size_t *len);
+void mc_engine_wire_sent(mc_conn *c);
 int mc_conn_send(mc_conn *c, const unsigned char *prefix, size_t plen, const unsigned char *data, size_t dlen);
 int mc_conn_flush(mc_conn *c);
 int mc_conn_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t arglen);
@@ -304,7 +315,7 @@ int mc_conn_add_type(PyObject *module);
    single-fragment packet buffered) is inline: it is taken once per row. */
 static inline int mc_read_packet(mc_conn *c, const unsigned char **payload, size_t *len) {
     size_t avail = c->rend - c->rpos;
-    if (avail >= 4) {
+    if (avail >= 4 && c->out.len == 0) {   /* (pending output is written first: slow path) */
         const unsigned char *h = c->rbuf + c->rpos;
         size_t plen = mc_load_u24(h);
         if (plen < MC_MAX_PACKET && avail >= 4 + plen && (h[3] == c->seq || c->compress)) {

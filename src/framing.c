@@ -23,6 +23,9 @@
  */
 #include "conn_internal.h"
 #include <zlib.h>
+#include <openssl/err.h>
+
+static int tls_received(mc_conn *c, const unsigned char *data, size_t n);
 
 #define MIN_COMPRESS_LENGTH 50
 
@@ -96,13 +99,13 @@ size_t mc_frame_zneed(mc_conn *c) {
     return 7 + mc_load_u24(c->zbuf + c->zpos);
 }
 
-/* Where the transport puts received bytes: room for at least `min` bytes at *dst, *room
-   bytes in all.  mc_engine_received() then says how many it wrote.  0 or -1. */
-int mc_engine_recv_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *room) {
+/* Where plain (decrypted) stream bytes go: zbuf inside the compressed protocol, else
+   rbuf; room for at least `min`.  0 or -1. */
+static int plain_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *room) {
     if (c->compress) {
         size_t need = mc_frame_zneed(c);
         if (need < c->zend - c->zpos + min) need = c->zend - c->zpos + min;
-        if (c->zcap - c->zpos < need || c->zcap == c->zend) {
+        if (c->zcap - c->zpos < need || c->zcap - c->zend < min || c->zcap == c->zend) {
             if (mc_buf_make_room(&c->zbuf, &c->zcap, &c->zpos, &c->zend,
                                  need < RBUF_INITIAL ? RBUF_INITIAL : need) < 0) return -1;
         }
@@ -121,8 +124,8 @@ int mc_engine_recv_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *r
     return 0;
 }
 
-/* n bytes were written at the place mc_engine_recv_buffer() gave.  0 or -1. */
-int mc_engine_received(mc_conn *c, size_t n) {
+/* n plain bytes were written where plain_buffer() said.  0 or -1. */
+static int plain_received(mc_conn *c, size_t n) {
     if (c->compress) {
         c->zend += n;
         return mc_frame_inflate(c);
@@ -133,6 +136,27 @@ int mc_engine_received(mc_conn *c, size_t n) {
     }
     c->rend += n;
     return 0;
+}
+
+/* Where the transport puts received bytes: room for at least `min` bytes at *dst, *room
+   bytes in all (under TLS a scratch buffer for the records; else the plain stream's
+   buffer).  mc_engine_received() then says how many it wrote.  0 or -1. */
+int mc_engine_recv_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *room) {
+    if (c->ssl) {
+        size_t want = min > RBUF_INITIAL ? min : RBUF_INITIAL;
+        c->tin.len = 0;
+        if (mc_writer_reserve(&c->tin, want) < 0) return -1;
+        *dst = c->tin.buf;
+        *room = c->tin.cap;
+        return 0;
+    }
+    return plain_buffer(c, min, dst, room);
+}
+
+/* n bytes were written at the place mc_engine_recv_buffer() gave.  0 or -1. */
+int mc_engine_received(mc_conn *c, size_t n) {
+    if (c->ssl) return tls_received(c, c->tin.buf, n);
+    return plain_received(c, n);
 }
 
 /* Give the engine received bytes (copied).  0 or -1. */
@@ -148,6 +172,140 @@ int mc_engine_feed(mc_conn *c, const unsigned char *data, size_t len) {
         len -= k;
     }
     return 0;
+}
+
+/* ---------------------------------------------------------------- TLS records
+
+   Under TLS the server's bytes are records: they are written into the session's read
+   BIO and decrypted at once into the plain stream (so no plaintext ever waits inside
+   OpenSSL: what is complete is in rbuf), and c->out is encrypted into c->wout when the
+   transport asks for the bytes to write (mc_engine_wire_out).  One implementation for
+   every transport; tls.c makes the session and owns the verification policy. */
+
+static int tls_failed(mc_conn *c, const char *what) {
+    char msg[512];
+    msg[0] = 0;
+    mc_tls_errors(msg, sizeof(msg));
+    mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                  "Lost connection to server %s (TLS error: %s%s%s)", LOST_AT(c), what,
+                  msg[0] ? ": " : "", msg);
+    return -1;
+}
+
+/* Decrypt whatever the read BIO holds into the plain stream.  0 or -1. */
+static int tls_pump(mc_conn *c) {
+    if (c->tls_handshaking) return 0;   /* mc_engine_tls_handshake consumes it */
+    for (;;) {
+        unsigned char *dst;
+        size_t room;
+        if (plain_buffer(c, 16384 + 512, &dst, &room) < 0) return -1;
+        ERR_clear_error();
+        int r = SSL_read(c->ssl, dst, room > INT32_MAX ? INT32_MAX : (int)room);
+        if (r > 0) {
+            if (plain_received(c, (size_t)r) < 0) return -1;
+            continue;
+        }
+        int e = SSL_get_error(c->ssl, r);
+        if (e == SSL_ERROR_WANT_READ) return 0;
+        if (e == SSL_ERROR_ZERO_RETURN) {
+            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                          "Lost connection to server %s", LOST_AT(c));
+            return -1;
+        }
+        return tls_failed(c, e == SSL_ERROR_WANT_WRITE ? "renegotiation is not supported"
+                                                       : "bad record");
+    }
+}
+
+static int tls_received(mc_conn *c, const unsigned char *data, size_t n) {
+    size_t off = 0;
+    while (off < n) {
+        int k = BIO_write(SSL_get_rbio(c->ssl), data + off,
+                          n - off > INT32_MAX ? INT32_MAX : (int)(n - off));
+        if (k <= 0) { PyErr_NoMemory(); mc_conn_close_socket(c); return -1; }
+        off += (size_t)k;
+    }
+    return tls_pump(c);
+}
+
+/* The engine's stream continues inside the TLS session `ssl` (made by mc_tls_session,
+   owned by the connection from now on); mc_engine_tls_handshake() runs the handshake. */
+void mc_engine_tls_start(mc_conn *c, SSL *ssl) {
+    c->ssl = ssl;
+    c->tls_handshaking = 1;
+    c->tin.len = 0;
+    c->wout.len = 0;
+}
+
+/* Advance the TLS handshake: 0 when done (the session verified the peer as the mode asks),
+   MC_NEED when the server's next bytes are needed (after writing mc_engine_wire_out()'s),
+   -1 with OperationalError 2026 and the stream closed. */
+int mc_engine_tls_handshake(mc_conn *c) {
+    ERR_clear_error();
+    int rc = SSL_connect(c->ssl);
+    if (rc == 1) {
+        c->tls_handshaking = 0;
+        return tls_pump(c) < 0 ? -1 : 0;
+    }
+    int e = SSL_get_error(c->ssl, rc);
+    if (e == SSL_ERROR_WANT_READ) return MC_NEED;
+    mc_tls_handshake_error(c->st, c->ssl, e);
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    mc_conn_close_socket(c);
+    PyErr_Restore(et, ev, tb);
+    return -1;
+}
+
+/* The bytes to write now: c->out as it is, or under TLS c->out encrypted (and any
+   handshake records) in c->wout.  Then mc_engine_wire_sent().  0 or -1. */
+int mc_engine_wire_out(mc_conn *c, const unsigned char **buf, size_t *len) {
+    if (!c->ssl) {
+        *buf = c->out.buf;
+        *len = c->out.len;
+        return 0;
+    }
+    if (c->out.len && !c->tls_handshaking) {
+        size_t off = 0;
+        while (off < c->out.len) {   /* records of up to 16 KiB, written whole or in parts */
+            size_t k = c->out.len - off;
+            if (k > (1u << 20)) k = 1u << 20;
+            ERR_clear_error();
+            int r = SSL_write(c->ssl, c->out.buf + off, (int)k);
+            if (r <= 0) return tls_failed(c, "cannot encrypt");
+            off += (size_t)r;
+        }
+        c->out.len = 0;
+    }
+    BIO *w = SSL_get_wbio(c->ssl);
+    for (;;) {
+        size_t pending = BIO_ctrl_pending(w);
+        if (!pending) break;
+        if (mc_writer_reserve(&c->wout, pending) < 0) return -1;
+        int k = BIO_read(w, c->wout.buf + c->wout.len, (int)pending);
+        if (k <= 0) break;
+        c->wout.len += (size_t)k;
+    }
+    *buf = c->wout.buf;
+    *len = c->wout.len;
+    return 0;
+}
+
+/* What mc_engine_wire_out() gave was written (or dropped). */
+void mc_engine_wire_sent(mc_conn *c) {
+    if (c->ssl) {
+        c->wout.len = 0;
+        if (c->wout.cap > RBUF_KEEP) {
+            mc_writer_free(&c->wout);
+            (void)mc_writer_init(&c->wout, 512);
+        }
+    } else {
+        c->out.len = 0;
+    }
+    if (c->out.cap > RBUF_KEEP) {
+        mc_writer_free(&c->out);
+        (void)mc_writer_init(&c->out, 512);
+    }
 }
 
 /* Is the logical packet at byte offset `off` of the unread bytes complete?  1 with its
@@ -231,7 +389,17 @@ static int engine_wait(mc_conn *c) {
     return c->io->fill(c);
 }
 
+/* With a transport attached, what the engine framed is written before anything more is
+   parsed: a command always reaches the server before bytes already buffered are taken as
+   its answer (an unsolicited packet then fails the sequence check instead of answering a
+   command the server never saw).  0 or -1. */
+static inline int flush_first(mc_conn *c) {
+    if (c->io && c->out.len) return c->io->flush(c);
+    return 0;
+}
+
 int mc_read_packet_slow(mc_conn *c, const unsigned char **payload, size_t *len) {
+    if (flush_first(c) < 0) return -1;
     for (;;) {
         int r = mc_frame_next(c, payload, len);
         if (r > 0) {
@@ -246,6 +414,7 @@ int mc_read_packet_slow(mc_conn *c, const unsigned char **payload, size_t *len) 
 
 /* Wait (blocking transport) until the next `count` packets are complete.  0, MC_NEED, -1. */
 int mc_frame_wait(mc_conn *c, size_t count) {
+    if (flush_first(c) < 0) return -1;
     for (;;) {
         int r = mc_frame_complete(c, count);
         if (r > 0) return 0;
@@ -290,6 +459,14 @@ int mc_conn_check_signals(mc_conn *c) {
 
 /* ---------------------------------------------------------------- output */
 
+/* A payload of many 16 MiB packets is written as it is framed when a transport is
+   attached (bounded memory, and a peer that stops reading is noticed by the write timeout
+   before the rest is framed or deflated); without one it accumulates in c->out. */
+static int stream_out(mc_conn *c) {
+    if (!c->io || c->out.len < ((size_t)1 << 20)) return 0;
+    return c->io->flush(c);
+}
+
 /* Append `len` bytes of plain packets (headers included) to c->out as compressed-protocol
    frames. */
 static int put_compressed(mc_conn *c, const unsigned char *data, size_t len) {
@@ -325,6 +502,7 @@ static int put_compressed(mc_conn *c, const unsigned char *data, size_t len) {
         if (mc_writer_put(&c->out, hdr, 7) < 0 || mc_writer_put(&c->out, body, blen) < 0)
             return -1;
         off += chunk;
+        if (off < len && stream_out(c) < 0) return -1;
     } while (off < len);
     return 0;
 }
@@ -337,7 +515,9 @@ int mc_conn_send(mc_conn *c, const unsigned char *prefix, size_t plen,
     mc_writer *w = c->compress ? &c->zsend : &c->out;
     if (c->compress) c->zsend.len = 0;
     size_t total = plen + dlen, sent = 0;
-    if (mc_writer_reserve(w, total + 4 * (total / MC_MAX_PACKET + 1)) < 0) return -1;
+    size_t first = total < MC_MAX_PACKET ? total : MC_MAX_PACKET;
+    if (mc_writer_reserve(w, (c->compress ? total : first) + 4 * (total / MC_MAX_PACKET + 1)) < 0)
+        return -1;
     for (;;) {
         size_t chunk = total - sent;
         if (chunk > MC_MAX_PACKET) chunk = MC_MAX_PACKET;
@@ -357,6 +537,7 @@ int mc_conn_send(mc_conn *c, const unsigned char *prefix, size_t plen,
         }
         sent += chunk;
         if (chunk < MC_MAX_PACKET) break;
+        if (!c->compress && stream_out(c) < 0) return -1;
     }
     if (c->compress) {
         int r = put_compressed(c, c->zsend.buf, c->zsend.len);
@@ -371,7 +552,7 @@ int mc_conn_send(mc_conn *c, const unsigned char *prefix, size_t plen,
 
 /* Write what the engine has put into c->out, when a transport is attached.  0 or -1. */
 int mc_conn_flush(mc_conn *c) {
-    if (c->out.len == 0 || !c->io) return 0;
+    if ((c->out.len == 0 && c->wout.len == 0) || !c->io) return 0;
     return c->io->flush(c);
 }
 
@@ -398,6 +579,12 @@ void mc_conn_close_socket(mc_conn *c) {
     c->compress = 0;
     c->zpos = c->zend = 0;
     c->out.len = 0;
+    c->wout.len = 0;
+    c->tls_handshaking = 0;
+    if (c->ssl) {
+        SSL_free(c->ssl);   /* no close_notify: the stream is going away */
+        c->ssl = NULL;
+    }
     if (c->io && c->io->close) c->io->close(c);
     c->state = ST_IDLE;
 }

@@ -212,8 +212,8 @@ typedef struct {
 } mc_tls_opts;
 
 SSL_CTX *mc_tls_context(mc_state *st, const mc_tls_opts *o);
-SSL *mc_tls_handshake(mc_state *st, SSL_CTX *ctx, int fd, const char *host,
-                      const mc_tls_opts *o, double timeout);
+SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_opts *o);
+PyObject *mc_tls_handshake_error(mc_state *st, SSL *ssl, int err);
 void mc_tls_errors(char *buf, size_t cap);
 
 /* ---- auth.c ---- */

@@ -1,5 +1,6 @@
-/* TLS with OpenSSL: context set-up from the connection's ssl options and the client
- * handshake after the MySQL SSLRequest packet (Protocol::SSLRequest).
+/* TLS with OpenSSL: context set-up from the connection's ssl options, and the client
+ * session (over memory BIOs: the engine carries its bytes, whatever the transport) for
+ * the handshake after the MySQL SSLRequest packet (Protocol::SSLRequest).
  *
  * Verification follows MySQL's ssl_mode names:
  *   REQUIRED         encrypt, no certificate check
@@ -14,10 +15,6 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <arpa/inet.h>
-#include <errno.h>
-#include <poll.h>
-#include <math.h>
-#include <time.h>
 
 /* Append OpenSSL's queued error reasons to buf (emptying the queue). */
 void mc_tls_errors(char *buf, size_t cap) {
@@ -109,20 +106,24 @@ error:
     return NULL;
 }
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Run the TLS client handshake on the (non-blocking) socket fd.  Returns SSL* or NULL
-   with an exception set. */
-SSL *mc_tls_handshake(mc_state *st, SSL_CTX *ctx, int fd, const char *host,
-                      const mc_tls_opts *o, double timeout) {
+/* A TLS client session over memory BIOs for the engine (framing.c feeds the server's
+   bytes into its read BIO and takes what it writes from its write BIO, whatever the
+   transport).  SNI is the host name (not for an IP address); VERIFY_IDENTITY checks the
+   certificate's name or IP.  SSL* or NULL with an exception set. */
+SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_opts *o) {
     ERR_clear_error();
     SSL *ssl = SSL_new(ctx);
     if (!ssl) { tls_error(st, "cannot create an SSL session"); return NULL; }
-    if (SSL_set_fd(ssl, fd) != 1) { tls_error(st, "SSL_set_fd failed"); goto error; }
+    BIO *rbio = BIO_new(BIO_s_mem()), *wbio = BIO_new(BIO_s_mem());
+    if (!rbio || !wbio) {
+        BIO_free(rbio);
+        BIO_free(wbio);
+        tls_error(st, "cannot create the TLS buffers");
+        goto error;
+    }
+    BIO_set_mem_eof_return(rbio, -1);   /* empty: "retry" (want read), not end of file */
+    SSL_set_bio(ssl, rbio, wbio);       /* the session owns them now */
+    SSL_set_connect_state(ssl);
     unsigned char addr[16];
     int is_ip = host && (inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1);
     if (host && *host && !is_ip)
@@ -139,48 +140,24 @@ SSL *mc_tls_handshake(mc_state *st, SSL_CTX *ctx, int fd, const char *host,
                        : X509_VERIFY_PARAM_set1_host(param, host, 0);
         if (ok != 1) { tls_error(st, "cannot set the host name to verify"); goto error; }
     }
-    double deadline = timeout >= 0 ? now_s() + timeout : -1;
-    int rc, err = 0, sys_errno = 0, timed_out = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (;;) {
-        rc = SSL_connect(ssl);
-        if (rc == 1) break;
-        err = SSL_get_error(ssl, rc);
-        if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
-            struct pollfd pfd = {fd, (short)(err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT), 0};
-            double left = deadline < 0 ? -1 : deadline - now_s();
-            if (deadline >= 0 && left <= 0) { timed_out = 1; break; }
-            int pr = poll(&pfd, 1, left < 0 ? -1 : (int)ceil(left * 1000));
-            if (pr == 0) { timed_out = 1; break; }
-            if (pr < 0 && errno != EINTR) { sys_errno = errno; break; }
-            continue;
-        }
-        if (err == SSL_ERROR_SYSCALL) sys_errno = errno;
-        break;
-    }
-    Py_END_ALLOW_THREADS
-    if (rc == 1) return ssl;
-    if (timed_out) {
-        mc_raise(st->OperationalError, CR_SSL_CONNECTION_ERROR,
-                 "SSL connection error: TLS handshake timed out");
-        goto error;
-    }
-    long vr = SSL_get_verify_result(ssl);
-    if (vr != X509_V_OK) {
-        ERR_clear_error();
-        mc_raise(st->OperationalError, CR_SSL_CONNECTION_ERROR,
-                 "SSL connection error: certificate verify failed: %s",
-                 X509_verify_cert_error_string(vr));
-        goto error;
-    }
-    if (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
-        mc_raise(st->OperationalError, CR_SSL_CONNECTION_ERROR,
-                 "SSL connection error: %s", sys_errno ? strerror(sys_errno)
-                                                       : "the server closed the connection");
-        goto error;
-    }
-    tls_error(st, "TLS handshake failed");
+    return ssl;
 error:
     SSL_free(ssl);
     return NULL;
+}
+
+/* The exception for a failed TLS handshake (SSL_connect gave `err`): the certificate's
+   verification error when there is one, else OpenSSL's reasons.  NULL. */
+PyObject *mc_tls_handshake_error(mc_state *st, SSL *ssl, int err) {
+    long vr = SSL_get_verify_result(ssl);
+    if (vr != X509_V_OK) {
+        ERR_clear_error();
+        return mc_raise(st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                        "SSL connection error: certificate verify failed: %s",
+                        X509_verify_cert_error_string(vr));
+    }
+    if (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0)
+        return mc_raise(st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                        "SSL connection error: the server closed the connection");
+    return tls_error(st, "TLS handshake failed");
 }

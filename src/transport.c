@@ -45,40 +45,13 @@ int mc_wait_fd(int fd, short events, double timeout) {
 
 /* ---------------------------------------------------------------- transport */
 
-enum { IO_OK = 0, IO_EINTR, IO_TIMEOUT, IO_EOF, IO_ERRNO, IO_TLS };
+enum { IO_OK = 0, IO_EINTR, IO_TIMEOUT, IO_EOF, IO_ERRNO };
 
-/* One read from the socket or the TLS session, GIL released by the caller.
-   Returns bytes read (> 0) or -1 with *status set. */
-static ssize_t io_read_nogil(int fd, SSL *ssl, unsigned char *dst, size_t room, double to,
-                             int *status, int *err, char *msg, size_t msgcap) {
+/* One read from the socket (TLS records or plain bytes: the engine decrypts), GIL
+   released by the caller.  Returns bytes read (> 0) or -1 with *status set. */
+static ssize_t io_read_nogil(int fd, unsigned char *dst, size_t room, double to,
+                             int *status, int *err) {
     for (;;) {
-        if (ssl) {
-            ERR_clear_error();
-            int r = SSL_read(ssl, dst, room > INT32_MAX ? INT32_MAX : (int)room);
-            if (r > 0) return r;
-            int e = SSL_get_error(ssl, r);
-            if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-                int w = mc_wait_fd(fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, to);
-                if (w == 0) { *status = IO_TIMEOUT; return -1; }
-                if (w < 0) {
-                    *err = errno;
-                    *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
-                    return -1;
-                }
-                continue;
-            }
-            if (e == SSL_ERROR_ZERO_RETURN) { *status = IO_EOF; return -1; }
-            if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
-                *err = errno;
-                if (errno == EINTR) { *status = IO_EINTR; return -1; }
-                *status = errno ? IO_ERRNO : IO_EOF;
-                return -1;
-            }
-            msg[0] = 0;
-            mc_tls_errors(msg, msgcap);
-            *status = IO_TLS;
-            return -1;
-        }
         if (to >= 0) {
             int w = mc_wait_fd(fd, POLLIN, to);
             if (w == 0) { *status = IO_TIMEOUT; return -1; }
@@ -98,111 +71,79 @@ static ssize_t io_read_nogil(int fd, SSL *ssl, unsigned char *dst, size_t room, 
         return -1;
     }
 }
-/* Where a lost connection was lost, for CR_SERVER_LOST messages: libmysqlclient says "at
-   'reading initial communication packet'" for the greeting, "during query" otherwise. */
-#define LOST_AT(c) ((c)->lost_at ? (c)->lost_at : "during query")
+
+/* Read at least one byte into dst, waiting at most `to` seconds (< 0: no limit).  Returns
+   the count, or -1 with *status set (IO_EINTR after a signal handler ran cleanly is
+   retried here). */
+static ssize_t recv_some(mc_conn *c, unsigned char *dst, size_t room, double to, int *status,
+                         int *err) {
+    for (;;) {
+        ssize_t n;
+        int fd = c->fd;
+        *status = IO_OK;
+        Py_BEGIN_ALLOW_THREADS
+        n = io_read_nogil(fd, dst, room, to, status, err);
+        Py_END_ALLOW_THREADS
+        if (n > 0) return n;
+        if (*status == IO_EINTR) {
+            if (PyErr_CheckSignals() < 0) return -1;
+            continue;
+        }
+        return -1;
+    }
+}
 
 /* Read at least one byte into dst.  Returns the count, or -1 with an exception set and
    the connection closed (lost connection, timeout, Ctrl-C). */
 ssize_t mc_transport_recv(mc_conn *c, unsigned char *dst, size_t room) {
-    for (;;) {
-        ssize_t n;
-        int status = IO_OK, err = 0;
-        char msg[512];
-        int fd = c->fd;
-        SSL *ssl = c->ssl;
-        double to = c->read_timeout;
-        Py_BEGIN_ALLOW_THREADS
-        n = io_read_nogil(fd, ssl, dst, room, to, &status, &err, msg, sizeof(msg));
-        Py_END_ALLOW_THREADS
-        if (n > 0) return n;
-        switch (status) {
-        case IO_EINTR:
-            if (PyErr_CheckSignals() < 0) {
-                mc_conn_close_socket(c);   /* a half-read response cannot be resumed */
-                return -1;
-            }
-            continue;
-        case IO_TIMEOUT: {
-            char tbuf[32];
-            snprintf(tbuf, sizeof(tbuf), "%g", to);
-            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server %s (read timed out after %s s)",
-                       LOST_AT(c), tbuf);
-            return -1;
-        }
-        case IO_EOF:
-            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server %s", LOST_AT(c));
-            return -1;
-        case IO_TLS:
-            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server %s (TLS error: %s)", LOST_AT(c), msg);
-            return -1;
-        default:
-            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server %s (%s)", LOST_AT(c), strerror(err));
-            return -1;
-        }
+    int status, err = 0;
+    double to = c->read_timeout;
+    ssize_t n = recv_some(c, dst, room, to, &status, &err);
+    if (n > 0) return n;
+    switch (status) {
+    case IO_EINTR:
+        mc_conn_close_socket(c);   /* Ctrl-C: a half-read response cannot be resumed */
+        return -1;
+    case IO_TIMEOUT: {
+        char tbuf[32];
+        snprintf(tbuf, sizeof(tbuf), "%g", to);
+        mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                      "Lost connection to server %s (read timed out after %s s)",
+                      LOST_AT(c), tbuf);
+        return -1;
+    }
+    case IO_EOF:
+        mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                      "Lost connection to server %s", LOST_AT(c));
+        return -1;
+    default:
+        mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                      "Lost connection to server %s (%s)", LOST_AT(c), strerror(err));
+        return -1;
     }
 }
 
-/* Ctrl-C and other signals (PyErr_CheckSignals) are honoured at the packet layer, not
-   only when a syscall is interrupted: every MC_SIGNAL_PACKETS packets taken from the
-   receive buffer and before every read from the socket, so that every path that reads
-   packets (buffered, unbuffered and prepared rows, server cursors, the columnar reader,
-   executemany, LOAD DATA) stops within a few milliseconds of decoding.  When a handler
-   raises (KeyboardInterrupt), the connection is closed: the rest of the response (up to
-   millions of rows) cannot be drained in a bounded time, and a half-read response cannot
-   be resumed.  Later use raises OperationalError 2006.  0, or -1 with the exception. */
-
 /* Write all of iov, GIL released by the caller.  0, or -1 with *status set. */
-static int io_write_nogil(int fd, SSL *ssl, struct iovec *iov, int iovcnt, double to,
-                          int *status, int *err, char *msg, size_t msgcap) {
+static int io_write_nogil(int fd, struct iovec *iov, int iovcnt, double to,
+                          int *status, int *err) {
     while (iovcnt > 0) {
-        ssize_t n;
-        if (ssl) {
-            if (iov->iov_len == 0) { iov++; iovcnt--; continue; }
-            ERR_clear_error();
-            int r = SSL_write(ssl, iov->iov_base, iov->iov_len > INT32_MAX ? INT32_MAX : (int)iov->iov_len);
-            if (r <= 0) {
-                int e = SSL_get_error(ssl, r);
-                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-                    int w = mc_wait_fd(fd, e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, to);
-                    if (w == 0) { *status = IO_TIMEOUT; return -1; }
-                    if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
-                    continue;
-                }
-                if (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0) {
-                    *err = errno ? errno : EPIPE;
-                    *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
-                    return -1;
-                }
-                msg[0] = 0;
-                mc_tls_errors(msg, msgcap);
-                *status = IO_TLS;
-                return -1;
+        /* never block inside sendmsg(): a peer that stops reading would hold us there
+           past write_timeout and past Ctrl-C; wait in poll() instead */
+        struct msghdr mh;
+        memset(&mh, 0, sizeof(mh));
+        mh.msg_iov = iov;
+        mh.msg_iovlen = (size_t)iovcnt;
+        ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                int w = mc_wait_fd(fd, POLLOUT, to);
+                if (w == 0) { *status = IO_TIMEOUT; return -1; }
+                if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
+                continue;
             }
-            n = r;
-        } else {
-            /* never block inside sendmsg(): a peer that stops reading would hold us
-               there past write_timeout and past Ctrl-C; wait in poll() instead */
-            struct msghdr mh;
-            memset(&mh, 0, sizeof(mh));
-            mh.msg_iov = iov;
-            mh.msg_iovlen = (size_t)iovcnt;
-            n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-            if (n < 0) {
-                if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                    int w = mc_wait_fd(fd, POLLOUT, to);
-                    if (w == 0) { *status = IO_TIMEOUT; return -1; }
-                    if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
-                    continue;
-                }
-                *err = errno;
-                *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
-                return -1;
-            }
+            *err = errno;
+            *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
+            return -1;
         }
         size_t done = (size_t)n;
         while (iovcnt > 0 && done >= iov->iov_len) {
@@ -219,32 +160,12 @@ static int io_write_nogil(int fd, SSL *ssl, struct iovec *iov, int iovcnt, doubl
 }
 
 int mc_send_all(mc_conn *c, struct iovec *iov, int iovcnt) {
-    /* TLS: gather small pieces into one record instead of one record per piece */
-    unsigned char gather[16384];
-    struct iovec one;
-    if (c->ssl && iovcnt > 1) {
-        size_t total = 0;
-        for (int i = 0; i < iovcnt; i++) total += iov[i].iov_len;
-        if (total <= sizeof(gather)) {
-            size_t off = 0;
-            for (int i = 0; i < iovcnt; i++) {
-                memcpy(gather + off, iov[i].iov_base, iov[i].iov_len);
-                off += iov[i].iov_len;
-            }
-            one.iov_base = gather;
-            one.iov_len = total;
-            iov = &one;
-            iovcnt = 1;
-        }
-    }
     for (;;) {
         int status = IO_OK, err = 0, rc;
-        char msg[512];
         int fd = c->fd;
-        SSL *ssl = c->ssl;
         double to = c->write_timeout;
         Py_BEGIN_ALLOW_THREADS
-        rc = io_write_nogil(fd, ssl, iov, iovcnt, to, &status, &err, msg, sizeof(msg));
+        rc = io_write_nogil(fd, iov, iovcnt, to, &status, &err);
         Py_END_ALLOW_THREADS
         if (rc == 0) return 0;
         switch (status) {
@@ -253,15 +174,11 @@ int mc_send_all(mc_conn *c, struct iovec *iov, int iovcnt) {
             continue;   /* iov was advanced past what was written */
         case IO_TIMEOUT:
             mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                       "Lost connection to server (write timed out)");
-            return -1;
-        case IO_TLS:
-            mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
-                       "Server has gone away (TLS error: %s)", msg);
+                          "Lost connection to server (write timed out)");
             return -1;
         default:
             mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
-                       "Server has gone away (%s)", strerror(err));
+                          "Server has gone away (%s)", strerror(err));
             return -1;
         }
     }
@@ -378,29 +295,62 @@ int mc_open_socket(mc_conn *c, const char *host, int port, const char *unix_path
     return 0;
 }
 
+static int blocking_flush(mc_conn *c);
+
 int mc_start_tls(mc_conn *c, const connect_opts *o) {
     if (!c->ssl_ctx) {
         c->ssl_ctx = mc_tls_context(c->st, &o->tls);
         if (!c->ssl_ctx) { mc_conn_close_socket(c); return -1; }
     }
-    int fl = fcntl(c->fd, F_GETFL, 0);
-    fcntl(c->fd, F_SETFL, fl | O_NONBLOCK);
-    c->ssl = mc_tls_handshake(c->st, c->ssl_ctx, c->fd, o->host, &o->tls, o->connect_timeout);
-    if (!c->ssl) { mc_conn_close_socket(c); return -1; }
+    SSL *ssl = mc_tls_session(c->st, c->ssl_ctx, o->host, &o->tls);
+    if (!ssl) { mc_conn_close_socket(c); return -1; }
+    mc_engine_tls_start(c, ssl);
+    double deadline = o->connect_timeout >= 0 ? mc_monotonic() + o->connect_timeout : -1;
+    for (;;) {
+        int r = mc_engine_tls_handshake(c);
+        if (r == 0) break;
+        if (r != MC_NEED) return -1;   /* closed, with the exception */
+        if (blocking_flush(c) < 0) return -1;
+        double left = deadline < 0 ? -1 : deadline - mc_monotonic();
+        int status = IO_OK, err = 0;
+        unsigned char *dst;
+        size_t room;
+        if (deadline >= 0 && left <= 0) {
+            status = IO_TIMEOUT;
+        } else {
+            if (mc_engine_recv_buffer(c, 1, &dst, &room) < 0) { mc_conn_close_socket(c); return -1; }
+            ssize_t n = recv_some(c, dst, room, left, &status, &err);
+            if (n > 0) {
+                if (mc_engine_received(c, (size_t)n) < 0) return -1;
+                continue;
+            }
+        }
+        if (status == IO_EINTR) { mc_conn_close_socket(c); return -1; }
+        if (status == IO_TIMEOUT)
+            mc_raise(c->st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                     "SSL connection error: TLS handshake timed out");
+        else if (status == IO_EOF)
+            mc_raise(c->st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                     "SSL connection error: the server closed the connection");
+        else
+            mc_raise(c->st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                     "SSL connection error: %s", strerror(err));
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        mc_conn_close_socket(c);
+        PyErr_Restore(et, ev, tb);
+        return -1;
+    }
     c->secure = 1;
     return 0;
 }
 
 /* ---------------------------------------------------------------- the mc_io of a socket */
 
-/* Close the socket (and TLS session) at once: no close_notify round trip, the stream is
-   no longer trusted. */
+/* Close the socket at once (no TLS close_notify round trip: the stream is no longer
+   trusted; the engine frees the TLS session). */
 static void blocking_close(mc_conn *c) {
     c->secure = 0;
-    if (c->ssl) {
-        SSL_free(c->ssl);
-        c->ssl = NULL;
-    }
     if (c->fd >= 0) {
         int fd = c->fd;
         c->fd = -1;
@@ -410,26 +360,30 @@ static void blocking_close(mc_conn *c) {
     }
 }
 
-/* Write c->out.  0, or -1 with the exception (the connection closed). */
+/* Write what the engine has for the wire.  0, or -1 with the exception (the connection
+   closed). */
 static int blocking_flush(mc_conn *c) {
+    const unsigned char *buf;
+    size_t len;
     if (c->fd < 0) {
         c->out.len = 0;
+        mc_engine_wire_sent(c);
         mc_conn_raise_closed(c);
         return -1;
     }
-    struct iovec iov = {c->out.buf, c->out.len};
-    int r = mc_send_all(c, &iov, 1);
-    c->out.len = 0;
-    if (c->out.cap > RBUF_KEEP) {
-        mc_writer_free(&c->out);
-        if (mc_writer_init(&c->out, 512) < 0) return -1;
+    if (mc_engine_wire_out(c, &buf, &len) < 0) return -1;
+    int r = 0;
+    if (len) {
+        struct iovec iov = {(void *)buf, len};
+        r = mc_send_all(c, &iov, 1);
     }
+    mc_engine_wire_sent(c);
     return r;
 }
 
 /* Write pending output, then receive at least one byte into the engine.  0 or -1. */
 static int blocking_fill(mc_conn *c) {
-    if (c->out.len && blocking_flush(c) < 0) return -1;
+    if ((c->out.len || c->wout.len) && blocking_flush(c) < 0) return -1;
     if (c->fd < 0) {
         mc_conn_raise_closed(c);
         return -1;
@@ -443,26 +397,24 @@ static int blocking_fill(mc_conn *c) {
     return mc_engine_received(c, (size_t)n);
 }
 
-/* Write c->out without waiting (COM_QUIT on close): what the socket does not take at once
-   is dropped; errors are ignored. */
+/* Write the engine's output without waiting (COM_QUIT on close): what the socket does not
+   take at once is dropped; errors are ignored. */
 void mc_transport_send_nowait(mc_conn *c) {
-    if (c->fd < 0 || c->out.len == 0) { c->out.len = 0; return; }
+    const unsigned char *buf;
+    size_t len;
+    if (c->fd < 0 || mc_engine_wire_out(c, &buf, &len) < 0) {
+        PyErr_Clear();
+        c->out.len = 0;
+        mc_engine_wire_sent(c);
+        return;
+    }
     int fd = c->fd;
-    SSL *ssl = c->ssl;
-    const unsigned char *buf = c->out.buf;
-    size_t len = c->out.len;
-    if (ssl) {
-        int fl = fcntl(fd, F_GETFL, 0);
-        fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-    }
-    Py_BEGIN_ALLOW_THREADS
-    if (ssl) {
-        if (SSL_write(ssl, buf, (int)len) <= 0) ERR_clear_error();
-    } else {
+    if (len) {
+        Py_BEGIN_ALLOW_THREADS
         (void)send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        Py_END_ALLOW_THREADS
     }
-    Py_END_ALLOW_THREADS
-    c->out.len = 0;
+    mc_engine_wire_sent(c);
 }
 
 const mc_io mc_socket_io = {blocking_fill, blocking_flush, blocking_close};

@@ -383,7 +383,8 @@ int mc_start_tls(mc_conn *c, const connect_opts *o) {
     }
     int fl = fcntl(c->fd, F_GETFL, 0);
     fcntl(c->fd, F_SETFL, fl | O_NONBLOCK);
-    c->ssl = mc_tls_handshake(c->st, c->ssl_ctx, c->fd, o->host, &o->tls, o->connect_timeout);
+    c->ssl = mc_tls_handshake(c->st, c->ssl_ctx, c->fd, o->host, &o->tls, o->connect_timeout,
+                              &c->tls);
     if (!c->ssl) { mc_conn_close_socket(c); return -1; }
     return 0;
 }

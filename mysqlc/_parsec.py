@@ -8,8 +8,8 @@ plugin/auth_parsec and Connector/C 3.4's plugins/auth/parsec.c agree on the size
 1. the server switches to ``parsec`` with a 32-byte random scramble;
 2. the client answers with an empty packet ("send me the salt");
 3. the server sends the ext-salt, 20 bytes: ``'P'`` (the KDF: PBKDF2 with
-   HMAC-SHA-512), one byte ``k`` (iterations = 1024 << k; the stored form allows
-   k = 0..3) and the 18-byte salt;
+   HMAC-SHA-512), one byte ``k`` (iterations = 1024 << k: 0..3 in MariaDB 11.6, up to
+   15 with later servers' parsec_pbkdf2_iterations) and the 18-byte salt;
 4. the client derives a 32-byte Ed25519 seed = PBKDF2-HMAC-SHA512(password, salt,
    1024 << k, 32), picks a random 32-byte client scramble and sends
    ``client_scramble || Ed25519-sign(seed, server_scramble || client_scramble)``
@@ -29,7 +29,7 @@ __all__ = ["ParsecExchange", "derive_seed", "parse_ext_salt", "sign_response"]
 
 SCRAMBLE_LENGTH = 32
 SALT_LENGTH = 18
-MAX_ITERATION_FACTOR = 3     # the server's stored form: '0'..'3'
+MAX_ITERATION_FACTOR = 15    # MariaDB 11.6: 0..3; later servers: parsec_pbkdf2_iterations up to 15
 
 CR_AUTH_PLUGIN_ERR = 2061
 CR_MALFORMED_PACKET = 2027
@@ -49,7 +49,8 @@ def parse_ext_salt(packet):
     """The server's ext-salt packet -> ``(iteration_factor, salt)``.
 
     Raises OperationalError 2027 when it is not 20 bytes, 2061 for a KDF other than
-    ``'P'`` or an iteration factor above 3 (Connector/C refuses the same)."""
+    ``'P'`` or an iteration factor above 15 (Connector/C 3.4 stops at 3; MariaDB
+    servers after 11.6 store up to 15)."""
     packet = bytes(packet)
     if len(packet) != 2 + SALT_LENGTH:
         raise OperationalError(

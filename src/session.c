@@ -589,7 +589,7 @@ static int password_hash_bin(mc_conn *c, auth_state *a, span pw, unsigned char *
    that the peer knows the account's password hash and uses this certificate: verified by
    'password'.  A certificate awaiting the proof (VERIFY_CA / VERIFY_IDENTITY without a CA)
    fails without a matching proof; otherwise no proof leaves the connection unverified.
-   The proof is removed from the info.  0, or -1 with the connection closed. */
+   The proof is removed from the info (also when a CA or ssl_fingerprint verified).  0, or -1 with the connection closed. */
 static int tls_password_proof(mc_conn *c, mc_handshake *h) {
     const char *hexsig = NULL;
     Py_ssize_t hexlen = 0;
@@ -604,6 +604,10 @@ static int tls_password_proof(mc_conn *c, mc_handshake *h) {
         }
     }
     int match = 0;
+    if (c->tls.verified_by) {   /* already verified (CA, fingerprint): only strip the proof */
+        Py_XDECREF(info);
+        return 0;
+    }
     if (hexsig && c->tls.have_fp) {
         unsigned char hb[1024], digest[32];
         size_t hl = sizeof(hb);
@@ -680,7 +684,7 @@ int mc_handshake_step(mc_conn *c, mc_handshake *h) {
         mc_conn_close_socket(c);   /* a refused login ends the connection */
         return -1;
     }
-    if (c->ssl && !c->tls.verified_by && tls_password_proof(c, h) < 0) return -1;
+    if (c->ssl && tls_password_proof(c, h) < 0) return -1;
     Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(h->a.plugin));
     if (!c->auth_plugin_name) return -1;
     c->state = ST_IDLE;

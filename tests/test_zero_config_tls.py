@@ -180,10 +180,12 @@ def test_a_given_ca_is_not_replaced_by_the_proof(certs):
     assert srv.check() == "closed"
 
 
-def test_verified_by_ca(certs):
-    srv = native_server(certs.server_cert, certs.server_key, proof=None)
+@pytest.mark.parametrize("proof", [None, "good", "bad"])
+def test_verified_by_ca(certs, proof):
+    srv = native_server(certs.server_cert, certs.server_key, proof=proof)
     conn = srv.connect(ssl_mode="VERIFY_IDENTITY", ssl_ca=certs.ca_cert)
     assert conn._conn.tls_verified_by == "ca"
+    assert conn._conn.info is None      # a proof is stripped even when not needed
     conn.close()
     srv.check()
 
@@ -363,3 +365,34 @@ def test_real_server_without_proof_follows_the_mode(tls_server, certs):
     with pytest.raises(mysqlc.OperationalError) as ei:
         mysqlc.connect(ssl_fingerprint="00" * 32, **kw)
     assert ei.value.args[0] == CR_SSL_CONNECTION_ERROR
+
+
+def test_client_ed25519_proves_the_certificate(certs):
+    """client_ed25519's hash_password_bin is its public key (Connector/C's
+    auth_ed25519_hash).  The peer derives the key as MariaDB's auth_ed25519 does
+    (clamped SHA-512(password)[:32] times the base point, libsodium's clamping scalar
+    multiplication here) and checks the signature with ``cryptography``."""
+    pytest.importorskip("nacl")
+    pytest.importorskip("cryptography")
+    import hashlib
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from nacl.bindings import crypto_scalarmult_ed25519_base
+
+    public = crypto_scalarmult_ed25519_base(hashlib.sha512(PASSWORD).digest()[:32])
+
+    def script(peer):
+        peer.greet()
+        nonce = os.urandom(32)
+        peer.send(b"\xfe" + b"client_ed25519\x00" + nonce)
+        Ed25519PublicKey.from_public_bytes(public).verify(peer.recv(), nonce)
+        info = zero_config_proof(public, peer.nonce, cert_fingerprint(certs.self_cert))
+        peer.send(ok_packet(info=bytes([len(info)]) + info))
+        drain(peer)
+        return "ok"
+
+    srv = TlsServer(script, certs.self_cert, certs.self_key)
+    conn = srv.connect(ssl_mode="VERIFY_CA")
+    assert conn._conn.auth_plugin_name == "client_ed25519"
+    assert conn._conn.tls_verified_by == "password"
+    conn.close()
+    assert srv.check() == "ok"

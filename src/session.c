@@ -162,7 +162,7 @@ int mc_auth_first(mc_conn *c, auth_state *a, span pw, mc_writer *out) {
         return put_clear_password(out, pw);
     }
     /* plugins implemented in Python (client_ed25519, parsec), registered by the DB-API
-       layer: see py_plugin_answer for the contract */
+       layer: the contract is in the "Python plugins" comment above */
     PyObject *fn = c->auth_plugins ? PyDict_GetItemString(c->auth_plugins, pl) : NULL;
     if (fn) {
         Py_CLEAR(a->pyx);

@@ -24,7 +24,50 @@ SSL_MODES = {"DISABLED": 0, "PREFERRED": 1, "REQUIRED": 2, "VERIFY_CA": 3,
 TLS_VERSIONS = {"TLSv1": 0x0301, "TLSv1.1": 0x0302, "TLSv1.2": 0x0303, "TLSv1.3": 0x0304}
 
 _SSL_DICT_KEYS = {"ca", "capath", "cert", "key", "cipher", "check_hostname",
-                  "verify_cert", "verify_identity", "ssl_mode", "tls_version"}
+                  "verify_cert", "verify_identity", "ssl_mode", "tls_version", "fingerprint"}
+
+
+def parse_fingerprints(value):
+    """``ssl_fingerprint`` as the core takes it: the SHA-256 digests concatenated.
+
+    ``value`` is one hex fingerprint (64 hex digits, optionally in colon-separated
+    pairs, any case; ``sha256:`` prefix allowed), a comma/whitespace-separated list of
+    them, or a sequence of them.  Returns bytes (32 per fingerprint) or None.  Raises
+    ProgrammingError for anything else (SHA-1 and other digest sizes are refused:
+    mysqlc compares SHA-256 only).
+    """
+    if value is None:
+        return None
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("ascii", "replace")
+    if isinstance(value, str):
+        items = value.replace(",", " ").split()
+    elif isinstance(value, (list, tuple)):
+        items = []
+        for v in value:
+            if not isinstance(v, str):
+                raise ProgrammingError(0, "ssl_fingerprint entries must be str, not %s"
+                                       % type(v).__name__)
+            items.extend(v.replace(",", " ").split())
+    else:
+        raise ProgrammingError(0, "ssl_fingerprint must be a str or a list of str")
+    out = []
+    for item in items:
+        h = item.strip()
+        if h.lower().startswith("sha256:"):
+            h = h[7:]
+        h = h.replace(":", "")
+        try:
+            digest = bytes.fromhex(h)
+        except ValueError:
+            digest = b""
+        if len(digest) != 32 or len(h) != 64:
+            raise ProgrammingError(0, "ssl_fingerprint %r is not a SHA-256 fingerprint "
+                                   "(64 hex digits, colons allowed)" % item)
+        out.append(digest)
+    if not out:
+        raise ProgrammingError(0, "ssl_fingerprint is empty")
+    return b"".join(out)
 
 
 def _path(value, name):
@@ -40,7 +83,8 @@ def _path(value, name):
 
 def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=None,
                 ssl_key=None, ssl_cipher=None, ssl_verify_cert=None,
-                ssl_verify_identity=None, ssl_disabled=None, tls_version=None):
+                ssl_verify_identity=None, ssl_disabled=None, tls_version=None,
+                ssl_fingerprint=None):
     """Turn the TLS options into the core's ``connect()`` keyword arguments.
 
     Parameters
@@ -61,12 +105,18 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
         Allowed protocol versions, e.g. ``"TLSv1.2,TLSv1.3"`` (MySQL's
         ``--tls-version``); the lowest and highest listed become the bounds.
         Default: TLS 1.2 and newer.
+    ssl_fingerprint : str or sequence of str, optional
+        SHA-256 fingerprint(s) the server certificate must match (see
+        :func:`parse_fingerprints`); also the dict key ``fingerprint``.  Implies
+        ``VERIFY_CA`` without ``ssl_mode``; the chain and host name are then not
+        checked (MariaDB Connector/C's ``MARIADB_OPT_TLS_PEER_FP``).
 
     Returns
     -------
     dict
         ``ssl_mode`` (int), ``ssl_ca``, ``ssl_capath``, ``ssl_cert``, ``ssl_key``,
-        ``ssl_cipher``, ``tls_min_version``, ``tls_max_version``.
+        ``ssl_cipher``, ``tls_min_version``, ``tls_max_version``,
+        ``ssl_fingerprint`` (bytes or None).
 
     Notes
     -----
@@ -77,6 +127,11 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
     ``REQUIRED`` with a CA verifies the chain (MySQL's client does the same).
     With ``REQUIRED`` or stricter a server without TLS is an error before any
     credential is sent.
+
+    ``VERIFY_CA`` / ``VERIFY_IDENTITY`` without ``ca``/``capath`` verify against the
+    system's CA store, and when the chain is merely untrusted (self-signed or unknown
+    issuer) accept the certificate if MariaDB 11.4+ proves it with the password
+    (MDEV-31855, see docs/compat.md "Zero-configuration TLS").
     """
     opts = {}
     if ssl is True:
@@ -105,8 +160,10 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
     check_hostname = opts.get("check_hostname")
     mode = ssl_mode if ssl_mode is not None else opts.get("ssl_mode")
     tls_version = tls_version if tls_version is not None else opts.get("tls_version")
-    if any(v is not None for v in (ca, capath, cert, key, cipher)) or verify_cert \
-            or verify_identity:
+    fingerprints = parse_fingerprints(ssl_fingerprint if ssl_fingerprint is not None
+                                      else opts.get("fingerprint"))
+    if any(v is not None for v in (ca, capath, cert, key, cipher, fingerprints)) \
+            or verify_cert or verify_identity:
         want_tls = True
     has_ca = ca is not None or capath is not None
 
@@ -124,7 +181,7 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
         level = SSL_MODES["DISABLED"]
     elif verify_identity or (has_ca and check_hostname is not False and verify_identity is not False):
         level = SSL_MODES["VERIFY_IDENTITY"]
-    elif has_ca or verify_cert:
+    elif has_ca or verify_cert or fingerprints is not None:
         level = SSL_MODES["VERIFY_CA"]
     else:
         level = SSL_MODES["REQUIRED"]
@@ -144,7 +201,7 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
         tmin, tmax = min(nums), max(nums)
     return {"ssl_mode": level, "ssl_ca": ca, "ssl_capath": capath, "ssl_cert": cert,
             "ssl_key": key, "ssl_cipher": cipher, "tls_min_version": tmin,
-            "tls_max_version": tmax}
+            "tls_max_version": tmax, "ssl_fingerprint": fingerprints}
 
 
 def load_public_key(value):
@@ -208,6 +265,11 @@ def client_ed25519(password, nonce):
     OperationalError
         2059 when PyNaCl is not installed.
     """
+    return _ed25519_sign(password, nonce)[0]
+
+
+def _ed25519_sign(password, nonce):
+    """(signature, public key) of client_ed25519 (see :func:`client_ed25519`)."""
     try:
         from nacl.bindings import (crypto_core_ed25519_scalar_add,
                                    crypto_core_ed25519_scalar_mul,
@@ -228,8 +290,42 @@ def client_ed25519(password, nonce):
     big_r = crypto_scalarmult_ed25519_base_noclamp(r)
     h = crypto_core_ed25519_scalar_reduce(hashlib.sha512(big_r + public + nonce).digest())
     s = crypto_core_ed25519_scalar_add(r, crypto_core_ed25519_scalar_mul(h, a))
-    return big_r + s
+    return big_r + s, public
 
+
+class AuthExchange:
+    """What a Python authentication plugin returns to the C core when it needs more
+    than one round or proves the password for zero-configuration TLS (the contract is
+    in src/session.c, "Python plugins"): ``response`` (the first answer), optionally
+    ``more(data) -> bytes`` (each later server packet) and ``password_hash()``
+    (Connector/C's ``hash_password_bin``)."""
+
+    __slots__ = ("response", "_hash")
+
+    def __init__(self, response, password_hash=None):
+        self.response = response
+        self._hash = password_hash
+
+    def password_hash(self):
+        return self._hash
+
+
+def _client_ed25519_plugin(password, nonce):
+    """client_ed25519 for the core: the signature, and the public key as the password
+    hash the MDEV-31855 proof uses (Connector/C's auth_ed25519_hash)."""
+    sig, public = _ed25519_sign(password, nonce)
+    return AuthExchange(sig, public if password else None)
+
+
+_client_ed25519_plugin.hashes_password = True
+
+
+def _parsec_plugin(password, scramble):
+    from ._parsec import ParsecExchange
+    return ParsecExchange(password, scramble)
+
+
+_parsec_plugin.hashes_password = True
 
 #: Plugins the core calls back into Python for.
-AUTH_PLUGINS = {"client_ed25519": client_ed25519}
+AUTH_PLUGINS = {"client_ed25519": _client_ed25519_plugin, "parsec": _parsec_plugin}

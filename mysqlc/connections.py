@@ -422,6 +422,12 @@ class Connection:
         PyMySQL's switches.
     tls_version : str, optional
         Allowed TLS versions, e.g. ``"TLSv1.2,TLSv1.3"`` (default: 1.2 and newer).
+    ssl_fingerprint : str or sequence of str, optional
+        SHA-256 fingerprint(s) of the server's certificate (hex, colons allowed;
+        MariaDB Connector/C's ``tls_fp``): the certificate must match one, checked
+        right after the TLS handshake before any credential is sent; the CA chain
+        and host name are then not checked.  Implies ``VERIFY_CA`` when no
+        ``ssl_mode`` is given.
     compress : bool, default False
         zlib compressed protocol (CLIENT_COMPRESS), when the server offers it.
     server_public_key : str or bytes, optional
@@ -527,6 +533,7 @@ class Connection:
                  ssl_verify_identity: Optional[bool] = None,
                  ssl_disabled: Optional[bool] = None,
                  tls_version: Union[str, list[str], tuple[str, ...], None] = None,
+                 ssl_fingerprint: Union[str, list[str], tuple[str, ...], None] = None,
                  compress: bool = False,
                  server_public_key: Union[str, bytes, None] = None,
                  get_server_public_key: bool = False,
@@ -549,7 +556,7 @@ class Connection:
         self._secure_options = dict(
             _secure.resolve_tls(ssl, ssl_mode, ssl_ca, ssl_capath, ssl_cert, ssl_key,
                                 ssl_cipher, ssl_verify_cert, ssl_verify_identity,
-                                ssl_disabled, tls_version),
+                                ssl_disabled, tls_version, ssl_fingerprint),
             compress=bool(compress),
             server_public_key=_secure.load_public_key(server_public_key),
             allow_public_key_request=bool(get_server_public_key),

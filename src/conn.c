@@ -193,7 +193,7 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
                              "ssl_key", "ssl_cipher", "tls_min_version", "tls_max_version",
                              "server_public_key", "allow_public_key_request",
                              "allow_cleartext", "compress", "attrs", "auth_plugins",
-                             "local_files", "server_hostname", NULL};
+                             "local_files", "server_hostname", "ssl_fingerprint", NULL};
     const char *host = NULL, *unix_socket = NULL;
     int port = 3306;
     unsigned int collation = 45;
@@ -205,15 +205,26 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     PyObject *pubkey = Py_None, *attrs = Py_None, *plugins = Py_None;
     int allow_req = 0, allow_clear = 0, compress = 0, local_files = 0;
     const char *server_hostname = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOpz", kwlist,
+    PyObject *fingerprints = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOpzO", kwlist,
                                      &host, &port, &unix_socket, &user, &password, &database,
                                      &collation, &client_flag, &ct, &rt, &wt,
                                      &o.tls.mode, &o.tls.ca, &o.tls.capath, &o.tls.cert,
                                      &o.tls.key, &o.tls.cipher, &o.tls.min_version,
                                      &o.tls.max_version, &pubkey, &allow_req, &allow_clear,
                                      &compress, &attrs, &plugins, &local_files,
-                                     &server_hostname))
+                                     &server_hostname, &fingerprints))
         return NULL;
+    /* ssl_fingerprint: SHA-256 digests, 32 bytes each, concatenated (mysqlc._secure) */
+    if (fingerprints != Py_None) {
+        if (!PyBytes_Check(fingerprints) || PyBytes_GET_SIZE(fingerprints) == 0 ||
+            PyBytes_GET_SIZE(fingerprints) % 32) {
+            PyErr_SetString(PyExc_ValueError, "ssl_fingerprint must be bytes of SHA-256 digests (32 bytes each)");
+            return NULL;
+        }
+        o.tls.fingerprints = (const unsigned char *)PyBytes_AS_STRING(fingerprints);
+        o.tls.n_fingerprints = (size_t)PyBytes_GET_SIZE(fingerprints) / 32;
+    }
     if (c->fd >= 0) {
         mc_raise(c->st->ProgrammingError, 0, "already connected");
         return NULL;
@@ -781,7 +792,22 @@ static int set_use_unicode(mc_conn *c, PyObject *v, void *x) {
     return 0;
 }
 
+static PyObject *get_tls_verified_by(mc_conn *c, void *x) {
+    if (!c->ssl || !c->tls.verified_by) Py_RETURN_NONE;
+    return PyUnicode_FromString(c->tls.verified_by);
+}
+static PyObject *get_tls_peer_fingerprint(mc_conn *c, void *x) {
+    if (!c->ssl || !c->tls.have_fp) Py_RETURN_NONE;
+    return PyBytes_FromStringAndSize((const char *)c->tls.fp, 32);
+}
+
 static PyGetSetDef Conn_getset[] = {
+    {"tls_verified_by", (getter)get_tls_verified_by, NULL,
+     "how the server's TLS certificate was verified: 'ca' (chain and, for VERIFY_IDENTITY, "
+     "host name), 'fingerprint' (ssl_fingerprint), 'password' (MariaDB 11.4+'s proof in "
+     "the final OK, MDEV-31855), or None (no TLS, or encrypted but unverified)", NULL},
+    {"tls_peer_fingerprint", (getter)get_tls_peer_fingerprint, NULL,
+     "SHA-256 digest (32 bytes) of the server's TLS certificate (DER), or None without TLS", NULL},
     {"max_allowed_packet", (getter)get_max_packet, (setter)set_max_packet,
      "the session's max_allowed_packet (bytes) as read by the core (once, when a command "
      "is first large enough to exceed 1024 bytes), or 0 when not read yet; commands this "

@@ -120,6 +120,7 @@ struct mc_conn_s {
     /* TLS */
     SSL_CTX *ssl_ctx;
     SSL *ssl;
+    mc_tls_status tls;     /* how the certificate was verified (tls.c, session.c) */
     /* compressed protocol (CLIENT_COMPRESS): raw frames are read into zbuf */
     int compress;
     uint8_t cseq;
@@ -160,7 +161,11 @@ struct mc_conn_s {
 typedef struct {
     char plugin[64];
     unsigned char nonce[64];
-    size_t nonce_len;
+    size_t nonce_len;      /* without the trailing NULs */
+    size_t nonce_raw_len;  /* as sent: what a Python plugin is given */
+    unsigned char scramble20[20];  /* the native scramble the zero-configuration TLS proof
+                                      hashes (Connector/C's scramble_buff) */
+    PyObject *pyx;         /* a Python plugin's exchange object (later rounds), or NULL */
     int pubkey_requested;
     int rounds;            /* packets of the exchange so far (bounded) */
 } auth_state;

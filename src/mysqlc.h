@@ -209,10 +209,26 @@ typedef struct {
     int mode;              /* MC_SSL_* */
     const char *ca, *capath, *cert, *key, *cipher;   /* UTF-8 paths / names or NULL */
     int min_version, max_version;                    /* TLS1_2_VERSION, ... or 0 */
+    const unsigned char *fingerprints;  /* ssl_fingerprint: n_fingerprints SHA-256 digests */
+    size_t n_fingerprints;
 } mc_tls_opts;
 
+/* What the TLS handshake established about the server's certificate (tls.c). */
+typedef struct {
+    int policy;              /* internal: how the verify callback treats errors */
+    int deferred;            /* VERIFY_* without a CA and the chain is not trusted: the
+                                certificate awaits the server's proof of the password
+                                (MariaDB 11.4+, MDEV-31855) */
+    const char *verified_by; /* "ca", "fingerprint", "password" or NULL (unverified) */
+    unsigned char fp[32];    /* SHA-256 of the peer certificate (DER) */
+    int have_fp;
+    char reason[200];        /* OpenSSL's words for the deferred verification error */
+} mc_tls_status;
+
 SSL_CTX *mc_tls_context(mc_state *st, const mc_tls_opts *o);
-SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_opts *o);
+SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_opts *o,
+                    mc_tls_status *out);
+int mc_tls_session_done(mc_state *st, SSL *ssl, const mc_tls_opts *o, mc_tls_status *out);
 PyObject *mc_tls_handshake_error(mc_state *st, SSL *ssl, int err);
 void mc_tls_errors(char *buf, size_t cap);
 

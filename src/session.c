@@ -11,13 +11,16 @@
 #include <unistd.h>
 #include <math.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 
 
 /* ---------------------------------------------------------------- authentication */
 
 
-/* TLS is up, or the transport is a unix socket (set by the transport) */
-int mc_secure_transport(mc_conn *c) { return c->secure; }
+/* TLS is up, or the transport is a unix socket (set by the transport); TLS whose
+   certificate still awaits the password proof is not yet a secure channel for the clear
+   password. */
+int mc_secure_transport(mc_conn *c) { return c->secure && !(c->ssl && c->tls.deferred); }
 
 static int plugin_known(const char *name) {
     return !strcmp(name, "mysql_native_password") || !strcmp(name, "caching_sha2_password") ||
@@ -44,6 +47,78 @@ static int no_secure_path(mc_conn *c, const char *plugin) {
                "Authentication plugin '%s' reported error: Authentication requires secure "
                "connection (use TLS, a unix socket, server_public_key=..., or allow "
                "get_server_public_key=True)", plugin);
+    return -1;
+}
+
+/* Python plugins.  c->auth_plugins maps a plugin name to callable(password: bytes,
+   data: bytes) where data is the server's challenge as sent (the AuthSwitchRequest's
+   plugin data).  It returns either
+     - bytes: the whole answer (a one-round plugin), or
+     - an exchange object with
+         response: bytes            the first answer;
+         more(data: bytes) -> bytes  the answer to each later server packet of the
+                                     exchange (AuthMoreData without its 0x01, or a packet
+                                     MariaDB sent unprefixed), optional;
+         password_hash() -> bytes    optional: Connector/C's hash_password_bin, the value
+                                     the zero-configuration TLS proof hashes (MDEV-31855).
+   The callable may carry hashes_password = True to say its exchanges offer
+   password_hash(): then it may run over TLS whose certificate awaits that proof.  An
+   exception from the plugin ends the connection and propagates as it is.  py_plugin_put
+   takes (steals) `res` and frames it into out. */
+static int py_plugin_put(mc_conn *c, auth_state *a, PyObject *res, mc_writer *out) {
+    if (!PyBytes_Check(res)) {
+        Py_DECREF(res);
+        mc_conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_ERR,
+                   "authentication plugin '%s' returned a non-bytes response", a->plugin);
+        return -1;
+    }
+    out->len = 0;
+    int r = mc_writer_put(out, PyBytes_AS_STRING(res), (size_t)PyBytes_GET_SIZE(res));
+    Py_DECREF(res);
+    return r;
+}
+
+/* A later server packet of a Python plugin's exchange: 1 with the answer in out, 0 when the
+   plugin has no later rounds, -1 on error. */
+static int py_plugin_more(mc_conn *c, auth_state *a, const unsigned char *d, size_t n,
+                          mc_writer *out) {
+    if (!a->pyx) return 0;
+    PyObject *more = PyObject_GetAttrString(a->pyx, "more");
+    if (!more) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) { mc_conn_close_socket(c); return -1; }
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *res = PyObject_CallFunction(more, "y#", (const char *)d, (Py_ssize_t)n);
+    Py_DECREF(more);
+    if (!res) { mc_conn_close_socket(c); return -1; }
+    return py_plugin_put(c, a, res, out) < 0 ? -1 : 1;
+}
+
+/* Can the plugin prove the server's certificate by the password (zero-configuration TLS)? */
+static int plugin_proves(mc_conn *c, const char *pl) {
+    if (!strcmp(pl, "mysql_native_password")) return 1;
+    PyObject *fn = c->auth_plugins ? PyDict_GetItemString(c->auth_plugins, pl) : NULL;
+    if (!fn) return 0;
+    PyObject *v = PyObject_GetAttrString(fn, "hashes_password");
+    if (!v) { PyErr_Clear(); return 0; }
+    int t = PyObject_IsTrue(v);
+    Py_DECREF(v);
+    if (t < 0) { PyErr_Clear(); return 0; }
+    return t;
+}
+
+/* While the certificate awaits the proof, every plugin must be able to give it and the
+   password must not be empty (Connector/C: password_and_hashing).  0 or -1 (closed). */
+static int check_plugin_can_prove(mc_conn *c, const char *pl, span pw) {
+    if (!c->tls.deferred) return 0;
+    const char *why = pw.len == 0 ? "an empty password cannot prove it" :
+                      !plugin_proves(c, pl) ? "the authentication plugin cannot prove it" : NULL;
+    if (!why) return 0;
+    mc_conn_fatal(c, c->st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                  "SSL connection error: certificate verify failed: %s (TLS certificate could "
+                  "not be verified: %s, plugin '%s'; give ssl_ca or ssl_fingerprint)",
+                  c->tls.reason, why, pl);
     return -1;
 }
 
@@ -87,21 +162,19 @@ int mc_auth_first(mc_conn *c, auth_state *a, span pw, mc_writer *out) {
         }
         return put_clear_password(out, pw);
     }
-    /* plugins implemented in Python (client_ed25519 via PyNaCl), registered by the DB-API layer */
+    /* plugins implemented in Python (client_ed25519, parsec), registered by the DB-API
+       layer: the contract is in the "Python plugins" comment above */
     PyObject *fn = c->auth_plugins ? PyDict_GetItemString(c->auth_plugins, pl) : NULL;
     if (fn) {
+        Py_CLEAR(a->pyx);
         PyObject *res = PyObject_CallFunction(fn, "y#y#", (const char *)pw.data, (Py_ssize_t)pw.len,
-                                              (const char *)a->nonce, (Py_ssize_t)a->nonce_len);
+                                              (const char *)a->nonce, (Py_ssize_t)a->nonce_raw_len);
         if (!res) { mc_conn_close_socket(c); return -1; }
-        if (!PyBytes_Check(res)) {
-            Py_DECREF(res);
-            mc_conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_ERR,
-                       "authentication plugin '%s' returned a non-bytes response", pl);
-            return -1;
-        }
-        int r = mc_writer_put(out, PyBytes_AS_STRING(res), (size_t)PyBytes_GET_SIZE(res));
-        Py_DECREF(res);
-        return r;
+        if (PyBytes_Check(res)) return py_plugin_put(c, a, res, out);
+        a->pyx = res;   /* an exchange object: its `response` now, `more()` later */
+        PyObject *first = PyObject_GetAttrString(res, "response");
+        if (!first) { mc_conn_close_socket(c); return -1; }
+        return py_plugin_put(c, a, first, out);
     }
     mc_conn_fatal(c, c->st->OperationalError, CR_AUTH_PLUGIN_CANNOT_LOAD,
                "Authentication plugin '%s' cannot be loaded: not supported by mysqlc", pl);
@@ -113,6 +186,10 @@ int mc_auth_first(mc_conn *c, auth_state *a, span pw, mc_writer *out) {
 static int auth_more(mc_conn *c, auth_state *a, span pw, const unsigned char *d, size_t n,
                      mc_writer *out) {
     out->len = 0;
+    if (a->pyx) {
+        int m = py_plugin_more(c, a, d, n, out);
+        if (m != 0) return m;
+    }
     int is_pem = n > 10 && !memcmp(d, "-----BEGIN", 10);
     if (a->pubkey_requested && is_pem) {
         a->pubkey_requested = 0;
@@ -201,15 +278,24 @@ static int auth_packet(mc_conn *c, auth_state *a, span password, mc_writer *auth
         mc_reader_init(&r, p + 1, n - 1);
         if (mc_reader_nulstr(&r, &pn, &pn_n) < 0) { mc_conn_malformed(c, "bad AuthSwitchRequest"); return -1; }
         data = r.p;
-        data_n = mc_reader_left(&r);
+        size_t raw_n = mc_reader_left(&r);
+        data_n = raw_n;
         while (data_n > 0 && data[data_n - 1] == 0) data_n--;
         if (pn_n == 0 || pn_n >= sizeof(a->plugin)) { mc_conn_malformed(c, "bad plugin name"); return -1; }
         memcpy(a->plugin, pn, pn_n);
         a->plugin[pn_n] = 0;
-        if (data_n > sizeof(a->nonce)) data_n = sizeof(a->nonce);
-        memcpy(a->nonce, data, data_n);
+        if (raw_n > sizeof(a->nonce)) raw_n = sizeof(a->nonce);
+        if (data_n > raw_n) data_n = raw_n;
+        memcpy(a->nonce, data, raw_n);
         a->nonce_len = data_n;
+        a->nonce_raw_len = raw_n;
         a->pubkey_requested = 0;
+        Py_CLEAR(a->pyx);
+        /* the plugins that take a new 20-byte scramble replace Connector/C's scramble_buff */
+        if ((!strcmp(a->plugin, "mysql_native_password") || !strcmp(a->plugin, "caching_sha2_password")) &&
+            data_n >= 20)
+            memcpy(a->scramble20, a->nonce, 20);
+        if (check_plugin_can_prove(c, a->plugin, password) < 0) return -1;
         if (mc_auth_first(c, a, password, authout) < 0) return -1;
         if (mc_conn_send(c, authout->buf, authout->len, NULL, 0) < 0) return -1;
         return 1;
@@ -219,6 +305,16 @@ static int auth_packet(mc_conn *c, auth_state *a, span password, mc_writer *auth
         if (m < 0) return -1;
         if (m == 1 && mc_conn_send(c, authout->buf, authout->len, NULL, 0) < 0) return -1;
         return 1;
+    }
+    /* MariaDB prefixes a plugin's packet with 0x01 only when it begins with 0x00, 0x01,
+       0xFE or 0xFF (server_mpvio_write_packet): parsec's ext-salt comes as it is */
+    if (a->pyx) {
+        int m = py_plugin_more(c, a, p, n, authout);
+        if (m < 0) return -1;
+        if (m == 1) {
+            if (mc_conn_send(c, authout->buf, authout->len, NULL, 0) < 0) return -1;
+            return 1;
+        }
     }
     mc_conn_malformed(c, "unexpected authentication reply");
     return -1;
@@ -248,6 +344,7 @@ static int hs_greeting(mc_conn *c, mc_handshake *h) {
     mc_reader r;
     const connect_opts *o = h->o;
     auth_state *ap = &h->a;
+    memset(&c->tls, 0, sizeof(c->tls));
     /* libmysqlclient's words for a greeting that never comes */
     c->lost_at = "at 'reading initial communication packet'";
     int got = mc_read_packet(c, &p, &n);
@@ -327,6 +424,9 @@ static int hs_greeting(mc_conn *c, mc_handshake *h) {
         memcpy(ap->nonce + 8, part2, part2_n);
         ap->nonce_len += part2_n;
     }
+    ap->nonce_raw_len = ap->nonce_len;
+    memset(ap->scramble20, 0, sizeof(ap->scramble20));
+    memcpy(ap->scramble20, ap->nonce, ap->nonce_len < 20 ? ap->nonce_len : 20);
     strcpy(ap->plugin, "mysql_native_password");
     if (plugin && plugin_n > 0 && plugin_n < sizeof(ap->plugin)) {
         char srv[64];
@@ -397,6 +497,7 @@ static int hs_response(mc_conn *c, mc_handshake *h) {
     const connect_opts *o = h->o;
     uint32_t flags = c->client_flag;
     mc_writer *w = &c->wbuf;
+    if (check_plugin_can_prove(c, h->a.plugin, h->password) < 0) return -1;
     if (mc_auth_first(c, &h->a, h->password, &h->authout) < 0) return -1;
     w->len = 0;
     if (mc_writer_u32(w, flags) < 0 || mc_writer_u32(w, 0x01000000u) < 0 ||
@@ -441,9 +542,120 @@ int mc_handshake_init(mc_handshake *h, span user, span password, span database,
 }
 
 void mc_handshake_clear(mc_handshake *h) {
+    Py_CLEAR(h->a.pyx);
     if (h->authout.buf) memset(h->authout.buf, 0, h->authout.cap);
     mc_writer_free(&h->authout);
     memset(&h->a, 0, sizeof(h->a));
+}
+
+/* Connector/C's hash_password_bin for the plugin that logged in: 1 with the hash in out
+   (*len bytes), 0 when it has none, -1 with an exception. */
+static int password_hash_bin(mc_conn *c, auth_state *a, span pw, unsigned char *out, size_t *len) {
+    if (pw.len == 0) return 0;
+    if (!strcmp(a->plugin, "mysql_native_password")) {   /* SHA1(SHA1(password)) */
+        unsigned char h1[20];
+        unsigned int l1 = 0, l2 = 0;
+        if (EVP_Digest(pw.data, pw.len, h1, &l1, EVP_sha1(), NULL) != 1 ||
+            EVP_Digest(h1, 20, out, &l2, EVP_sha1(), NULL) != 1) {
+            ERR_clear_error();
+            return 0;
+        }
+        memset(h1, 0, sizeof(h1));
+        *len = 20;
+        return 1;
+    }
+    if (!a->pyx) return 0;
+    PyObject *fn = PyObject_GetAttrString(a->pyx, "password_hash");
+    if (!fn) { PyErr_Clear(); return 0; }
+    PyObject *res = PyObject_CallNoArgs(fn);
+    Py_DECREF(fn);
+    if (!res) return -1;
+    int r = 0;
+    if (PyBytes_Check(res) && PyBytes_GET_SIZE(res) > 0 && (size_t)PyBytes_GET_SIZE(res) <= *len) {
+        *len = (size_t)PyBytes_GET_SIZE(res);
+        memcpy(out, PyBytes_AS_STRING(res), *len);
+        r = 1;
+    } else if (res != Py_None) {
+        PyErr_Format(PyExc_TypeError, "authentication plugin '%s': password_hash() must return "
+                     "bytes (1..%zu) or None", a->plugin, *len);
+        r = -1;
+    }
+    Py_DECREF(res);
+    return r;
+}
+
+/* Zero-configuration TLS (MariaDB 11.4+, MDEV-31855): over TLS the server's final OK may
+   carry, as its info, 0x01 + hex(SHA256(hash_password_bin || scramble20 ||
+   SHA256(certificate DER))) (Connector/C 3.4, my_auth.c run_plugin_auth).  A match proves
+   that the peer knows the account's password hash and uses this certificate: verified by
+   'password'.  A certificate awaiting the proof (VERIFY_CA / VERIFY_IDENTITY without a CA)
+   fails without a matching proof; otherwise no proof leaves the connection unverified.
+   The proof is removed from the info (also when a CA or ssl_fingerprint verified).  0, or -1 with the connection closed. */
+static int tls_password_proof(mc_conn *c, mc_handshake *h) {
+    const char *hexsig = NULL;
+    Py_ssize_t hexlen = 0;
+    PyObject *info = c->info ? Py_NewRef(c->info) : NULL;
+    if (info) {
+        const char *s = PyUnicode_AsUTF8AndSize(info, &hexlen);
+        if (!s) { Py_DECREF(info); mc_conn_close_socket(c); return -1; }
+        if (hexlen > 0 && s[0] == '\x01') {
+            hexsig = s + 1;
+            hexlen--;
+            Py_CLEAR(c->info);   /* no need to show the caller the proof */
+        }
+    }
+    int match = 0;
+    if (c->tls.verified_by) {   /* already verified (CA, fingerprint): only strip the proof */
+        Py_XDECREF(info);
+        return 0;
+    }
+    if (hexsig && c->tls.have_fp) {
+        unsigned char hb[1024], digest[32];
+        size_t hl = sizeof(hb);
+        int have = password_hash_bin(c, &h->a, h->password, hb, &hl);
+        if (have < 0) { Py_XDECREF(info); mc_conn_close_socket(c); return -1; }
+        if (have) {
+            EVP_MD_CTX *md = EVP_MD_CTX_new();
+            unsigned int dl = 0;
+            int ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
+                     EVP_DigestUpdate(md, hb, hl) == 1 &&
+                     EVP_DigestUpdate(md, h->a.scramble20, 20) == 1 &&
+                     EVP_DigestUpdate(md, c->tls.fp, 32) == 1 &&
+                     EVP_DigestFinal_ex(md, digest, &dl) == 1 && dl == 32;
+            EVP_MD_CTX_free(md);
+            memset(hb, 0, sizeof(hb));
+            if (!ok) ERR_clear_error();
+            if (ok && hexlen == 64) {
+                static const char hx[] = "0123456789ABCDEF";
+                match = 1;
+                for (int i = 0; i < 32 && match; i++) {
+                    char hi = hexsig[2 * i], lo = hexsig[2 * i + 1];
+                    if (hi >= 'a' && hi <= 'f') hi -= 32;
+                    if (lo >= 'a' && lo <= 'f') lo -= 32;
+                    if (hi != hx[digest[i] >> 4] || lo != hx[digest[i] & 15]) match = 0;
+                }
+            }
+        }
+    }
+    Py_XDECREF(info);
+    if (match) {
+        c->tls.verified_by = "password";
+        c->tls.deferred = 0;
+        return 0;
+    }
+    if (!c->tls.deferred) return 0;   /* PREFERRED / REQUIRED: encrypted, unverified */
+    if (hexsig)
+        mc_conn_fatal(c, c->st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                      "SSL connection error: TLS certificate could not be verified: %s",
+                       "the server's proof of the password does not match the certificate "
+                      "(possible man in the middle)");
+    else
+        mc_conn_fatal(c, c->st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                      "SSL connection error: certificate verify failed: %s (TLS certificate "
+                      "could not be verified: the server sent no proof of the password, which "
+                      "MariaDB 11.4+ sends for password-based plugins; give ssl_ca or "
+                      "ssl_fingerprint)", c->tls.reason);
+    return -1;
 }
 
 /* Advance the connection phase as far as the received bytes allow.  Returns 0 when
@@ -473,6 +685,7 @@ int mc_handshake_step(mc_conn *c, mc_handshake *h) {
         mc_conn_close_socket(c);   /* a refused login ends the connection */
         return -1;
     }
+    if (c->ssl && tls_password_proof(c, h) < 0) return -1;
     Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(h->a.plugin));
     if (!c->auth_plugin_name) return -1;
     c->state = ST_IDLE;
@@ -507,6 +720,8 @@ PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds) {
     vu.obj = vp.obj = vd.obj = NULL;
     PyObject *ret = NULL;
     mc_writer authout = {0}, w = {0};
+    auth_state a;
+    memset(&a, 0, sizeof(a));
     int entered = 0;
     if (mc_get_span(user, &su, &vu, "user") < 0 || mc_get_span(password, &sp, &vp, "password") < 0 ||
         mc_get_span(database, &sd, &vd, "database") < 0)
@@ -520,13 +735,11 @@ PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds) {
     if (mc_conn_enter(c) < 0) goto done;
     entered = 1;
     if (mc_check_idle(c) < 0) goto done;
-    auth_state a;
-    memset(&a, 0, sizeof(a));
     memcpy(a.plugin, c->first_plugin, sizeof(a.plugin));
     a.plugin[sizeof(a.plugin) - 1] = 0;
     if (!a.plugin[0]) strcpy(a.plugin, "mysql_native_password");
     memcpy(a.nonce, c->scramble, c->scramble_len);
-    a.nonce_len = c->scramble_len;
+    a.nonce_len = a.nonce_raw_len = c->scramble_len;
     if (mc_writer_init(&authout, 64) < 0 || mc_writer_init(&w, 256) < 0) goto done;
     if (mc_auth_first(c, &a, sp, &authout) < 0) goto done;
     /* COM_CHANGE_USER: user NUL, auth response (1-byte length with
@@ -560,6 +773,7 @@ PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds) {
     c->state = ST_IDLE;
     ret = Py_NewRef(Py_None);
 done:
+    Py_CLEAR(a.pyx);
     if (entered) mc_conn_leave(c);
     if (authout.buf) memset(authout.buf, 0, authout.cap);
     if (w.buf) memset(w.buf, 0, w.cap);

@@ -9,6 +9,16 @@
  *   VERIFY_IDENTITY  VERIFY_CA plus the certificate must name the host (DNS name
  *                    or IP address, X509_check_host / X509_check_ip rules)
  * Failures raise OperationalError(2026, "SSL connection error: <OpenSSL's reason>").
+ *
+ * Two more ways to verify (MariaDB Connector/C 3.4's rules, ma_tls.c / my_auth.c):
+ *   ssl_fingerprint  the SHA-256 digest of the peer certificate must be one of the given
+ *                    ones; checked right after the handshake, before any credential is
+ *                    sent; the chain and the host name are then not checked
+ *   password proof   VERIFY_CA / VERIFY_IDENTITY without ssl_ca / ssl_capath: when the
+ *                    chain is not trusted (self-signed, unknown issuer) the failure is
+ *                    deferred (mc_tls_status.deferred) and session.c checks, after the
+ *                    login, the hash MariaDB 11.4+ puts in the final OK (MDEV-31855);
+ *                    expired or otherwise invalid certificates still fail here.
  */
 #include "mysqlc.h"
 #include <openssl/err.h>
@@ -106,12 +116,59 @@ error:
     return NULL;
 }
 
+enum { POLICY_STRICT = 0, POLICY_DEFER, POLICY_FINGERPRINT };
+
+/* Chain errors that only say no trusted CA vouches for the certificate. */
+static int trust_error(int err) {
+    return err == X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT ||
+           err == X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN ||
+           err == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY ||
+           err == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT ||
+           err == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE ||
+           err == X509_V_ERR_CERT_UNTRUSTED;
+}
+
+static int verify_cb(int ok, X509_STORE_CTX *x) {
+    if (ok) return 1;
+    SSL *ssl = X509_STORE_CTX_get_ex_data(x, SSL_get_ex_data_X509_STORE_CTX_idx());
+    mc_tls_status *s = ssl ? SSL_get_app_data(ssl) : NULL;
+    if (!s) return 0;
+    int err = X509_STORE_CTX_get_error(x);
+    if (s->policy == POLICY_FINGERPRINT) return 1;   /* the pin decides after the handshake */
+    if (s->policy == POLICY_DEFER) {
+        if (trust_error(err)) {
+            if (!s->deferred)
+                snprintf(s->reason, sizeof(s->reason), "%s", X509_verify_cert_error_string(err));
+            s->deferred = 1;
+            return 1;
+        }
+        /* Connector/C checks no host name on a certificate the proof is to verify: the
+           proof binds this very certificate to the account's password */
+        if (s->deferred && (err == X509_V_ERR_HOSTNAME_MISMATCH || err == X509_V_ERR_IP_ADDRESS_MISMATCH))
+            return 1;
+    }
+    return 0;
+}
+
+static void hex_fp(const unsigned char *fp, char *out) {
+    static const char hx[] = "0123456789ABCDEF";
+    for (int i = 0; i < 32; i++) {
+        out[i * 3] = hx[fp[i] >> 4];
+        out[i * 3 + 1] = hx[fp[i] & 15];
+        out[i * 3 + 2] = i == 31 ? 0 : ':';
+    }
+}
+
 /* A TLS client session over memory BIOs for the engine (framing.c feeds the server's
    bytes into its read BIO and takes what it writes from its write BIO, whatever the
    transport).  SNI is the host name (not for an IP address); VERIFY_IDENTITY checks the
-   certificate's name or IP.  SSL* or NULL with an exception set. */
-SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_opts *o) {
+   certificate's name or IP; with ssl_fingerprint, or VERIFY_* without a CA, the verify
+   callback records into `out` instead of failing (see the top of this file).  `out` must
+   outlive the handshake.  SSL* or NULL with an exception set. */
+SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_opts *o,
+                    mc_tls_status *out) {
     ERR_clear_error();
+    memset(out, 0, sizeof(*out));
     SSL *ssl = SSL_new(ctx);
     if (!ssl) { tls_error(st, "cannot create an SSL session"); return NULL; }
     BIO *rbio = BIO_new(BIO_s_mem()), *wbio = BIO_new(BIO_s_mem());
@@ -124,11 +181,19 @@ SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_o
     BIO_set_mem_eof_return(rbio, -1);   /* empty: "retry" (want read), not end of file */
     SSL_set_bio(ssl, rbio, wbio);       /* the session owns them now */
     SSL_set_connect_state(ssl);
+    if (o->n_fingerprints) {
+        out->policy = POLICY_FINGERPRINT;
+        SSL_set_verify(ssl, SSL_VERIFY_PEER, verify_cb);
+    } else if (o->mode >= MC_SSL_VERIFY_CA && !o->ca && !o->capath) {
+        out->policy = POLICY_DEFER;
+        SSL_set_verify(ssl, SSL_VERIFY_PEER, verify_cb);
+    }
+    SSL_set_app_data(ssl, out);
     unsigned char addr[16];
     int is_ip = host && (inet_pton(AF_INET, host, addr) == 1 || inet_pton(AF_INET6, host, addr) == 1);
     if (host && *host && !is_ip)
         SSL_set_tlsext_host_name(ssl, host);   /* SNI */
-    if (o->mode >= MC_SSL_VERIFY_IDENTITY) {
+    if (o->mode >= MC_SSL_VERIFY_IDENTITY && !o->n_fingerprints) {
         if (!host || !*host) {
             mc_raise(st->OperationalError, CR_SSL_CONNECTION_ERROR,
                      "SSL connection error: VERIFY_IDENTITY needs a host name");
@@ -142,8 +207,41 @@ SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_o
     }
     return ssl;
 error:
+    SSL_set_app_data(ssl, NULL);
     SSL_free(ssl);
     return NULL;
+}
+
+/* After the TLS handshake succeeded: the peer certificate's SHA-256 fingerprint, the
+   ssl_fingerprint check (before any credential is sent), and how the certificate was
+   verified.  0, or -1 with OperationalError 2026 (the caller closes the stream). */
+int mc_tls_session_done(mc_state *st, SSL *ssl, const mc_tls_opts *o, mc_tls_status *out) {
+    X509 *cert = SSL_get_peer_certificate(ssl);
+    unsigned int fl = 0;
+    if (cert) {
+        out->have_fp = X509_digest(cert, EVP_sha256(), out->fp, &fl) == 1 && fl == 32;
+        X509_free(cert);
+    }
+    ERR_clear_error();
+    out->policy = POLICY_STRICT;
+    SSL_set_app_data(ssl, NULL);
+    if (o->n_fingerprints) {
+        int match = 0;
+        for (size_t i = 0; out->have_fp && i < o->n_fingerprints; i++)
+            if (!memcmp(o->fingerprints + 32 * i, out->fp, 32)) match = 1;
+        if (!match) {
+            char hx[97] = "(none)";
+            if (out->have_fp) hex_fp(out->fp, hx);
+            mc_raise(st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                     "SSL connection error: the server certificate's SHA-256 fingerprint "
+                     "%s matches none of ssl_fingerprint", hx);
+            return -1;
+        }
+        out->verified_by = "fingerprint";
+    } else if (o->mode >= MC_SSL_VERIFY_CA && !out->deferred) {
+        out->verified_by = "ca";
+    }
+    return 0;
 }
 
 /* The exception for a failed TLS handshake (SSL_connect gave `err`): the certificate's

@@ -302,7 +302,7 @@ int mc_start_tls(mc_conn *c, const connect_opts *o) {
         c->ssl_ctx = mc_tls_context(c->st, &o->tls);
         if (!c->ssl_ctx) { mc_conn_close_socket(c); return -1; }
     }
-    SSL *ssl = mc_tls_session(c->st, c->ssl_ctx, o->host, &o->tls);
+    SSL *ssl = mc_tls_session(c->st, c->ssl_ctx, o->host, &o->tls, &c->tls);
     if (!ssl) { mc_conn_close_socket(c); return -1; }
     mc_engine_tls_start(c, ssl);
     double deadline = o->connect_timeout >= 0 ? mc_monotonic() + o->connect_timeout : -1;
@@ -335,6 +335,13 @@ int mc_start_tls(mc_conn *c, const connect_opts *o) {
         else
             mc_raise(c->st->OperationalError, CR_SSL_CONNECTION_ERROR,
                      "SSL connection error: %s", strerror(err));
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        mc_conn_close_socket(c);
+        PyErr_Restore(et, ev, tb);
+        return -1;
+    }
+    if (mc_tls_session_done(c->st, c->ssl, &o->tls, &c->tls) < 0) {
         PyObject *et, *ev, *tb;
         PyErr_Fetch(&et, &ev, &tb);
         mc_conn_close_socket(c);

@@ -570,3 +570,163 @@ class FaultProxy:
 
     def __exit__(self, *exc):
         self.close()
+
+
+# =========================================================================== MariaDB 11.4+/11.6 peer
+# Additions for tests/test_parsec.py and tests/test_zero_config_tls.py: a peer that can
+# speak TLS after the client's SSLRequest (Python's ssl module on the accepted socket),
+# MariaDB's parsec plugin (MariaDB KB "Authentication Plugin - PARSEC") and the
+# zero-configuration TLS proof in the final OK (MDEV-31855).
+
+CLIENT_SSL = 0x00000800
+PARSEC = b"parsec"
+ED25519 = b"client_ed25519"
+
+
+def parsec_ext_salt(salt, iteration_factor=0):
+    """The 20-byte ext-salt the server sends: 'P', the iteration factor, the salt."""
+    return b"P" + bytes([iteration_factor]) + salt
+
+
+def parsec_public_key(password, salt, iteration_factor=0):
+    """What the server stores: the Ed25519 public key of the seed
+    PBKDF2-HMAC-SHA512(password, salt, 1024 << factor, 32), computed with the
+    ``cryptography`` package (a second implementation besides the client's PyNaCl)."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+    seed = hashlib.pbkdf2_hmac("sha512", password, salt, 1024 << iteration_factor, 32)
+    return Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(
+        Encoding.Raw, PublicFormat.Raw)
+
+
+def parsec_verify(public_key, server_scramble, response):
+    """The server's check of the client's 96-byte answer (client scramble || signature
+    of server scramble || client scramble)."""
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    if len(response) != 96:
+        return False
+    try:
+        Ed25519PublicKey.from_public_bytes(public_key).verify(
+            response[32:], server_scramble + response[:32])
+        return True
+    except InvalidSignature:
+        return False
+
+
+def cert_fingerprint(cert_pem_path):
+    """SHA-256 of the certificate's DER form."""
+    import ssl as _ssl
+    with open(cert_pem_path) as f:
+        der = _ssl.PEM_cert_to_DER_cert(f.read())
+    return hashlib.sha256(der).digest()
+
+
+def zero_config_proof(password_hash_bin, scramble20, fingerprint):
+    """The OK packet's info MariaDB 11.4+ sends over TLS: 0x01 + upper-case hex of
+    SHA256(hash_password_bin || 20-byte scramble || SHA256(certificate DER))."""
+    digest = hashlib.sha256(password_hash_bin + scramble20[:20] + fingerprint).hexdigest()
+    return b"\x01" + digest.upper().encode()
+
+
+def native_password_hash(password):
+    """mysql_native_password's hash_password_bin: SHA1(SHA1(password))."""
+    return hashlib.sha1(hashlib.sha1(password).digest()).digest()
+
+
+class TlsPeer(Peer):
+    """Peer that reads no further than asked before TLS (the ClientHello may follow the
+    SSLRequest at once) and can turn the socket into a TLS server socket."""
+
+    def __init__(self, sock, cert=None, key=None):
+        super().__init__(sock)
+        self.cert, self.key = cert, key
+        self.tls = False
+
+    def _read(self, n):
+        while len(self.buf) < n:
+            chunk = self.sock.recv(1 << 20 if self.tls else n - len(self.buf))
+            if not chunk:
+                raise PeerClosed("client closed the connection")
+            self.buf += chunk
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def start_tls(self):
+        import ssl as _ssl
+        assert self.buf == b"", "client sent bytes after the SSLRequest before TLS"
+        ctx = _ssl.SSLContext(_ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(self.cert, self.key)
+        self.sock = ctx.wrap_socket(self.sock, server_side=True)
+        self.tls = True
+
+    def greet(self, nonce=None, caps=FULL_CAPS, plugin=b"mysql_native_password"):
+        """HandshakeV10 (with CLIENT_SSL when a certificate is set); TLS when the client
+        asks for it; returns the parsed HandshakeResponse41."""
+        if self.cert:
+            caps |= CLIENT_SSL
+        self.nonce = nonce or os.urandom(20).replace(b"\x00", b"\x01")
+        self.send(handshake_v10(self.nonce, caps=caps, plugin=plugin,
+                                version=b"5.5.5-11.6.2-MariaDB-scripted"), seq=0)
+        p = self.recv()
+        if struct.unpack_from("<I", p, 0)[0] & CLIENT_SSL:
+            assert len(p) == 32, "SSLRequest of %d bytes" % len(p)
+            self.start_tls()
+            p = self.recv()
+        self.response = parse_handshake_response(p)
+        return self.response
+
+    def deny(self, user=b"scripted"):
+        self.send(err_packet(1045, b"28000", b"Access denied for user '" + user
+                             + b"'@'localhost' (using password: YES)"))
+
+    def parsec(self, password, salt=None, iteration_factor=0, ext_salt=None):
+        """Switch to parsec and check the client's signature (the server's side of
+        plugin/auth_parsec).  Returns (ok, public key)."""
+        salt = salt or os.urandom(18)
+        public = parsec_public_key(password, salt, iteration_factor)
+        scramble = os.urandom(32)
+        self.send(b"\xfe" + PARSEC + b"\x00" + scramble)
+        empty = self.recv()
+        assert empty == b"", "parsec: the client's first answer is %r, not empty" % empty[:40]
+        if ext_salt is not None:         # a malformed one: the client must give up
+            self.send(ext_salt)
+            self.expect_close()
+            return None, public
+        self.send(parsec_ext_salt(salt, iteration_factor))
+        answer = self.recv()
+        self.parsec_hash = b"P" + bytes([iteration_factor]) + salt + public
+        return parsec_verify(public, scramble, answer), public
+
+
+class TlsServer(ScriptedServer):
+    """ScriptedServer whose script gets a TlsPeer (cert/key: PEM paths, or None for a
+    server without TLS)."""
+
+    def __init__(self, script, cert=None, key=None):
+        self.cert, self.key = cert, key
+        super().__init__(script)
+
+    def _run(self):
+        sock = peer = None
+        try:
+            sock, _ = self.lsock.accept()
+            sock.settimeout(20)
+            peer = TlsPeer(sock, self.cert, self.key)
+            self.result = self.script(peer)
+        except BaseException as exc:   # reported by check()
+            self.error = exc
+        finally:
+            for s in (peer.sock if peer is not None else None, sock):
+                if s is not None:
+                    try:
+                        s.close()
+                    except OSError:
+                        pass
+            self.lsock.close()
+
+    def connect(self, password=PASSWORD, **kw):
+        kw.setdefault("connect_timeout", 10)
+        kw.setdefault("autocommit", None)    # no SET autocommit round trip
+        return mysqlc.connect(host="127.0.0.1", port=self.port, user=USER.decode(),
+                              password=password, **kw)

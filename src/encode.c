@@ -5,9 +5,9 @@
  *   escape_string(data, no_backslash_escapes=False, charset="utf8mb4",
  *                 encoding="utf-8") -> bytes
  *   literal(obj, no_backslash_escapes=False, charset="utf8mb4", encoding="utf-8",
- *           encoders=None, binary_prefix=False, portable=False) -> bytes
+ *           encoders=None, binary_prefix=False, *, portable=False) -> bytes
  *   format_query(query, args, no_backslash_escapes=False, charset="utf8mb4",
- *                encoding="utf-8", encoders=None, binary_prefix=False,
+ *                encoding="utf-8", encoders=None, binary_prefix=False, *,
  *                portable=False) -> bytes
  *
  * Literal table (behaviour follows mysqlclient's Connection.literal):
@@ -173,6 +173,10 @@ ob_discard(obuf *b)
 /* options, resolved once per call                                          */
 
 typedef enum { ENC_UTF8, ENC_LATIN1, ENC_ASCII, ENC_CODEC } enc_kind;
+/* what is known of the connection charset's well-formed byte sequences: every
+ * byte (latin1, binary), UTF-8 of at most 4 / 3 bytes, the multibyte sets of
+ * mb_valid, or only ASCII for sure (any other charset) */
+enum { WF_ASCII, WF_ANY, WF_UTF8MB4, WF_UTF8MB3, WF_MB };
 typedef enum { MB_NONE, MB_BIG5, MB_GBK, MB_GB18030, MB_SJIS } mb_kind;
 
 typedef struct {
@@ -185,6 +189,7 @@ typedef struct {
     PyObject *encoders;    /* borrowed non-empty dict or NULL */
     int binary_prefix;
     int portable;          /* str/bytes literals read the same in either sql_mode */
+    int cs_wf;             /* portable: how intro's charset checks well-formedness */
     Py_ssize_t intro_len;  /* portable: length of `intro` */
     char intro[40];        /* portable: "_<charset> " introducer of a hex literal */
 } enc_opts;
@@ -302,6 +307,17 @@ opts_init(enc_opts *o, mc_state *st, PyObject *nbe, PyObject *charset,
             PyErr_Format(PyExc_ValueError,
                          "charset %R is not a MySQL character set name", charset);
             return -1;
+        }
+        o->cs_wf = WF_ASCII;
+        if (cs_len <= 16 && norm_name(cs_name, cs_len, norm, sizeof norm) == 0) {
+            if (strcmp(norm, "utf8mb4") == 0)
+                o->cs_wf = WF_UTF8MB4;
+            else if (strcmp(norm, "utf8") == 0 || strcmp(norm, "utf8mb3") == 0)
+                o->cs_wf = WF_UTF8MB3;
+            else if (strcmp(norm, "latin1") == 0 || strcmp(norm, "binary") == 0)
+                o->cs_wf = WF_ANY;
+            else if (o->mb != MB_NONE)
+                o->cs_wf = WF_MB;
         }
         o->intro[0] = '_';
         memcpy(o->intro + 1, cs_name, (size_t)cs_len);
@@ -537,9 +553,84 @@ escape_into(char *out, const unsigned char *s, Py_ssize_t n, const enc_opts *o)
 
 static const char hex_digits[16] = "0123456789ABCDEF";
 
+/* Is [s, s+n) well-formed UTF-8 (Unicode 3-7: no overlong forms, no surrogates,
+ * at most U+10FFFF; with maxlen 3 at most U+FFFF, as utf8mb3)? */
+static int
+utf8_wellformed(const unsigned char *s, Py_ssize_t n, int maxlen)
+{
+    const unsigned char *p = s, *end = s + n;
+    while (p < end) {
+        unsigned c = *p;
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+            if (end - p < 2 || (p[1] & 0xC0) != 0x80)
+                return 0;
+            p += 2;
+        }
+        else if (c >= 0xE0 && c <= 0xEF) {
+            unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+            if (end - p < 3 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80)
+                return 0;
+            p += 3;
+        }
+        else if (c >= 0xF0 && c <= 0xF4 && maxlen >= 4) {
+            unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+            if (end - p < 4 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80 ||
+                (p[3] & 0xC0) != 0x80)
+                return 0;
+            p += 4;
+        }
+        else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Would the server accept the span as a _<charset> X'..' literal (an introduced
+ * literal must be well-formed in its charset: ER_INVALID_CHARACTER_STRING)?  0
+ * also when not known for sure. */
+static int
+intro_wellformed(const unsigned char *s, Py_ssize_t n, const enc_opts *o)
+{
+    const unsigned char *p = s, *end = s + n;
+    switch (o->cs_wf) {
+    case WF_ANY:
+        return 1;
+    case WF_UTF8MB4:
+        return utf8_wellformed(s, n, 4);
+    case WF_UTF8MB3:
+        return utf8_wellformed(s, n, 3);
+    case WF_MB:
+        while (p < end) {
+            Py_ssize_t l;
+            if (*p < 0x80 || (o->mb == MB_SJIS && *p >= 0xA1 && *p <= 0xDF)) {
+                p++;       /* ASCII; sjis half-width katakana are single bytes */
+                continue;
+            }
+            l = mb_valid(o->mb, p, end);
+            if (!l)
+                return 0;
+            p += l;
+        }
+        return 1;
+    default:
+        for (; p < end; p++)
+            if (*p >= 0x80)
+                return 0;
+        return 1;
+    }
+}
+
 /* Portable form of a span that contains a backslash (0x5C): a hex literal,
  * _binary X'..' for a _binary value, else _<charset> X'..' so that it stays a
- * character string of the connection charset as the quoted form is. */
+ * character string of the connection charset as the quoted form is -- unless the
+ * bytes are not (known to be) well-formed in that charset: the server refuses
+ * such an introduced literal, where it takes a quoted one as it is, so they are
+ * written X'..', a binary string (what a BLOB column stores from either form). */
 static int
 put_hex(obuf *b, const unsigned char *s, Py_ssize_t n, int binary, const enc_opts *o)
 {
@@ -551,7 +642,7 @@ put_hex(obuf *b, const unsigned char *s, Py_ssize_t n, int binary, const enc_opt
         memcpy(w, "_binary ", 8);
         w += 8;
     }
-    else {
+    else if (intro_wellformed(s, n, o)) {
         memcpy(w, o->intro, (size_t)o->intro_len);
         w += o->intro_len;
     }
@@ -1069,16 +1160,17 @@ lit_append(obuf *b, PyObject *obj, const enc_opts *o)
 
 static int
 parse_args(const char *fname, const char *const *names, Py_ssize_t nnames,
-           Py_ssize_t nrequired, PyObject *const *args, Py_ssize_t nargs,
+           Py_ssize_t npos, Py_ssize_t nrequired, PyObject *const *args, Py_ssize_t nargs,
            PyObject *kwnames, PyObject **out)
 {
+    /* names[npos:] are keyword-only */
     Py_ssize_t i;
     for (i = 0; i < nnames; i++)
         out[i] = NULL;
-    if (nargs > nnames) {
+    if (nargs > npos) {
         PyErr_Format(PyExc_TypeError,
                      "%s() takes at most %zd positional arguments (%zd given)",
-                     fname, nnames, nargs);
+                     fname, npos, nargs);
         return -1;
     }
     for (i = 0; i < nargs; i++)
@@ -1147,7 +1239,7 @@ mc_encode_escape_string(PyObject *module, PyObject *const *args, Py_ssize_t narg
     Py_ssize_t n;
     obuf b;
 
-    if (parse_args("escape_string", escape_string_names, 4, 1, args, nargs, kwnames, v) < 0)
+    if (parse_args("escape_string", escape_string_names, 4, 4, 1, args, nargs, kwnames, v) < 0)
         return NULL;
     if (opts_init(&o, mc_state_from_module(module), v[1], v[2], v[3], NULL, NULL, NULL) < 0)
         return NULL;
@@ -1204,7 +1296,7 @@ mc_encode_literal(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     enc_opts o;
     obuf b;
 
-    if (parse_args("literal", literal_names, 7, 1, args, nargs, kwnames, v) < 0)
+    if (parse_args("literal", literal_names, 7, 6, 1, args, nargs, kwnames, v) < 0)
         return NULL;
     if (opts_init(&o, mc_state_from_module(module), v[1], v[2], v[3], v[4], v[5], v[6]) < 0)
         return NULL;
@@ -1344,7 +1436,7 @@ mc_encode_format_query(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     obuf b;
 
     b.obj = NULL;
-    if (parse_args("format_query", format_query_names, 8, 2, args, nargs, kwnames, v) < 0)
+    if (parse_args("format_query", format_query_names, 8, 7, 2, args, nargs, kwnames, v) < 0)
         return NULL;
     query = v[0];
     params = v[1];
@@ -1534,7 +1626,7 @@ PyMethodDef mc_encode_methods[] = {
     {"literal", (PyCFunction)(void (*)(void))mc_encode_literal,
      METH_FASTCALL | METH_KEYWORDS,
      "literal(obj, no_backslash_escapes=False, charset='utf8mb4', encoding='utf-8', "
-     "encoders=None, binary_prefix=False, portable=False)\n--\n\n"
+     "encoders=None, binary_prefix=False, *, portable=False)\n--\n\n"
      "The SQL literal for one Python value, as bytes.\n\n"
      "None -> NULL, bool -> 1/0, int, float (repr + 'e0'), Decimal, str and bytes-like\n"
      "(quoted and escaped; bytes-like with _binary when binary_prefix), date, datetime,\n"
@@ -1550,7 +1642,7 @@ PyMethodDef mc_encode_methods[] = {
     {"format_query", (PyCFunction)(void (*)(void))mc_encode_format_query,
      METH_FASTCALL | METH_KEYWORDS,
      "format_query(query, args, no_backslash_escapes=False, charset='utf8mb4', "
-     "encoding='utf-8', encoders=None, binary_prefix=False, portable=False)\n--\n\n"
+     "encoding='utf-8', encoders=None, binary_prefix=False, *, portable=False)\n--\n\n"
      "Interpolate literals of `args` into the bytes `query`.\n\n"
      "args None returns query unchanged; a sequence fills %s placeholders in order; a\n"
      "mapping fills %(name)s placeholders. %% becomes %. The values are written as\n"

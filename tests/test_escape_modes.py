@@ -330,7 +330,8 @@ def test_random_parameters_round_trip(server, routines, state, charset):
         rows = [{"id": i, "s": v, "b": b} for i, (v, b) in enumerate(zip(strs, blobs))]
         assert cur.executemany("INSERT INTO esc_t VALUES (%(id)s, %(s)s, %(b)s)", rows) \
             == len(rows)
-        assert cur._executed_from is None or cur._executed.count(b"),(") == len(rows) - 1
+        assert cur._executed_from is None          # the text path ran, in one statement
+        assert cur._executed.count(b"),(") >= len(rows) - 1
         cur.execute("SELECT id, s, b FROM esc_t ORDER BY id")
         assert cur.fetchall() == tuple((r["id"], _expected(r["s"], conn), r["b"]) for r in rows)
         # callproc: SET @_esc_echo_0=<literal>, then CALL

@@ -174,7 +174,7 @@ ob_discard(obuf *b)
 
 typedef enum { ENC_UTF8, ENC_LATIN1, ENC_ASCII, ENC_CODEC } enc_kind;
 /* what is known of the connection charset's well-formed byte sequences: every
- * byte (latin1, binary), UTF-8 of at most 4 / 3 bytes, the multibyte sets of
+ * byte (the single-byte charsets), UTF-8 of at most 4 / 3 bytes, the multibyte sets of
  * mb_valid, or only ASCII for sure (any other charset) */
 enum { WF_ASCII, WF_ANY, WF_UTF8MB4, WF_UTF8MB3, WF_MB };
 typedef enum { MB_NONE, MB_BIG5, MB_GBK, MB_GB18030, MB_SJIS } mb_kind;
@@ -229,6 +229,15 @@ static const char *const ascii_compat_codecs[] = {
     "cp949", "cp1250", "cp1251", "cp1256", "cp1257", "koi8r", "koi8u", "iso88592",
     "iso88597", "iso88598", "iso88599", "iso885913", "cp850", "cp852", "cp866",
     "macroman", "tis620", NULL,
+};
+
+/* The server's single-byte charsets: an introduced literal of any bytes is
+ * well-formed in them (checked against MariaDB 10.11 for all 256 bytes). */
+static const char *const single_byte_charsets[] = {
+    "armscii8", "ascii", "binary", "cp1250", "cp1251", "cp1256", "cp1257", "cp850",
+    "cp852", "cp866", "dec8", "geostd8", "greek", "hebrew", "hp8", "keybcs2", "koi8r",
+    "koi8u", "latin1", "latin2", "latin5", "latin7", "macce", "macroman", "swe7",
+    "tis620", NULL,
 };
 
 static int
@@ -314,7 +323,7 @@ opts_init(enc_opts *o, mc_state *st, PyObject *nbe, PyObject *charset,
                 o->cs_wf = WF_UTF8MB4;
             else if (strcmp(norm, "utf8") == 0 || strcmp(norm, "utf8mb3") == 0)
                 o->cs_wf = WF_UTF8MB3;
-            else if (strcmp(norm, "latin1") == 0 || strcmp(norm, "binary") == 0)
+            else if (name_in(norm, single_byte_charsets))
                 o->cs_wf = WF_ANY;
             else if (o->mb != MB_NONE)
                 o->cs_wf = WF_MB;
@@ -658,6 +667,23 @@ put_hex(obuf *b, const unsigned char *s, Py_ssize_t n, int binary, const enc_opt
     return 0;
 }
 
+/* Does the span need the hex form in portable mode: a backslash that is not
+ * followed by % or _?  ("\%" and "\_" read as those two bytes in both modes:
+ * with backslash escapes the server keeps the backslash of these two, for LIKE
+ * patterns; so a LIKE pattern stays a quoted string, also where the grammar takes
+ * only one, as SHOW TABLES LIKE.) */
+static inline int
+needs_hex(const char *s, Py_ssize_t n)
+{
+    const char *p = s, *end = s + n, *q;
+    while ((q = memchr(p, '\\', (size_t)(end - p))) != NULL) {
+        if (q + 1 >= end || (q[1] != '%' && q[1] != '_'))
+            return 1;
+        p = q + 2;
+    }
+    return 0;
+}
+
 /* Append [_binary]'escaped' for the span.
  *
  * Portable mode (o->portable; what execute() uses): the literal must read as the
@@ -666,8 +692,9 @@ put_hex(obuf *b, const unsigned char *s, Py_ssize_t n, int binary, const enc_opt
  * procedure that changed sql_mode has returned).  The only byte whose meaning in
  * a quoted literal depends on the mode is the backslash, and '' is a quote in
  * both modes, so a span without 0x5C is written with its quotes doubled and every
- * other byte (NUL, LF, CR, 0x1A, ...) as it is; a span with a 0x5C byte anywhere
- * (also as the trail byte of a gbk/sjis/big5 character) becomes a hex literal.  A
+ * other byte (NUL, LF, CR, 0x1A, ...) as it is -- also one whose backslashes are
+ * all followed by % or _ (needs_hex); a span with any other 0x5C byte (also as
+ * the trail byte of a gbk/sjis/big5 character) becomes a hex literal.  A
  * quote cannot be the trail byte of a multibyte character in any client charset,
  * so the byte-wise doubling is exact for those charsets too. */
 static int
@@ -679,7 +706,7 @@ put_quoted(obuf *b, const char *s, Py_ssize_t n, int binary, const enc_opts *o)
         return -1;
     }
     if (o->portable) {
-        if (n && memchr(s, '\\', (size_t)n))
+        if (n && needs_hex(s, n))
             return put_hex(b, (const unsigned char *)s, n, binary, o);
         if (ob_reserve(b, 2 * n + 9) < 0)
             return -1;

@@ -34,9 +34,9 @@ SEED = 20261201
 N_VALUES = 120            # per (state, charset) and kind; x2 kinds x 6 charsets x 7 states
 CHARSETS = ("utf8mb4", "latin1", "gbk", "sjis", "big5", "binary")
 ATTACK = "\\' UNION SELECT @@version -- "
-SPECIALS = ["'", "''", '"', "\\", "\\\\", "\\'", "\x00", "\n", "\r", "\x1a", "\t", "%", "_",
+SPECIALS = ["'", "''", '"', "\\", "\\\\", "\\'", "\\%", "\\_", "\\\\_", "\x00", "\n", "\r", "\x1a", "\t", "%", "_",
             "%s", ";", "-- ", "#", "/*", "`", ATTACK, " UNION SELECT 1 -- "]
-TRICKY_BYTES = [b"\\", b"'", b"\\'", b"\x00", b"\x1a", b'"', b"\n", b"\r", b"\x81\\",
+TRICKY_BYTES = [b"\\", b"'", b"\\'", b"\\%", b"\\_", b"\x81\\_", b"\x00", b"\x1a", b'"', b"\n", b"\r", b"\x81\\",
                 b"\x95\\", b"\xa1\\", b"\xbf'", b"\xff", b"\x81", b"\xe0'", b"\xc0\x27",
                 b"\xc3\xa9", b"\xe8\xa1\xa8", ATTACK.encode()]
 
@@ -73,6 +73,11 @@ def test_portable_literals_ignore_the_flag(nbe):
     assert fq((b"\xbf'",), no_backslash_escapes=nbe, charset="gbk") == b"'\xbf'''"
     assert fq((b"\x81\\",), no_backslash_escapes=nbe, charset="gbk") == b"_gbk X'815C'"
     assert fq((b"\xa1\\\xff",), no_backslash_escapes=nbe, charset="big5") == b"X'A15CFF'"
+    # a backslash before % or _ reads as both bytes in either mode: quoted as it is
+    assert fq(("a\\_b\\%'",), no_backslash_escapes=nbe) == b"'a\\_b\\%'''"
+    assert fq(("a\\_b\\",), no_backslash_escapes=nbe) == b"_utf8mb4 X'615C5F625C'"
+    assert fq(("\\\\_",), no_backslash_escapes=nbe) == b"_utf8mb4 X'5C5C5F'"
+    assert fq((b"\x95\\_",), no_backslash_escapes=nbe, charset="sjis") == b"'\x95\\_'"
     assert fq(("",), no_backslash_escapes=nbe) == b"''"
     assert fq((b"",), no_backslash_escapes=nbe, binary_prefix=True) == b"_binary''"
     # a set, a tuple and the mapping form go through the same rule
@@ -113,6 +118,10 @@ def _read_literal(lit, nbe):
         c = lit[i]
         if c == 0x5C and not nbe:
             nxt = lit[i + 1:i + 2]
+            if nxt in (b"%", b"_"):        # kept with its backslash (for LIKE)
+                out += b"\\" + nxt
+                i += 2
+                continue
             out += {b"0": b"\0", b"n": b"\n", b"r": b"\r", b"Z": b"\x1a", b"t": b"\t",
                     b"b": b"\b"}.get(nxt, nxt)
             i += 2
@@ -366,6 +375,21 @@ def test_pymysql_flavour_round_trips(server, routines, state):
                 assert s.cur.fetchall() == ((v.encode(),),)
                 while s.cur.nextset():
                     pass
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("state", list(STATES))
+def test_show_like_pattern(server, routines, state):
+    # SHOW ... LIKE takes only a quoted string: a pattern whose backslashes all
+    # escape % or _ stays one, and matches the same in every state
+    s = Session(server, state, "utf8mb4")
+    try:
+        sets = s.run("SHOW VARIABLES LIKE %s", ("sql\\_mode",))
+        assert [[r[0] for r in rows] for rows in sets] == [["sql_mode"]]
+        sets = s.run("SELECT %s LIKE %s, %s LIKE %s",
+                     ("esc_a_b", "esc\\_a\\_b", "escxaxb", "esc\\_a\\_b"))
+        assert sets == [((1, 0),)]
     finally:
         s.close()
 

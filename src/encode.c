@@ -55,10 +55,12 @@
  *
  * portable=True (what the cursors use for execute/executemany/mogrify/callproc)
  * ignores no_backslash_escapes for str and bytes values: a value whose bytes
- * contain no backslash (0x5C) is written '...' with only ' doubled, which the
- * server reads the same in both modes; one with a backslash byte is written as a
- * hex literal, _<charset> X'..' (str, bytes) or _binary X'..' (bytes with
- * binary_prefix).  See put_quoted and docs/compat.md.
+ * contain no backslash (0x5C), or only backslashes followed by % or _, is written
+ * '...' with only ' doubled, which the server reads the same in both modes; any
+ * other is written as a hex literal: _<charset> X'..' when its bytes are
+ * well-formed in the charset, else X'..'; _binary X'..' for bytes with
+ * binary_prefix.  See put_quoted and docs/compat.md ("Escaping of str and bytes
+ * parameters").
  */
 #include "mysqlc.h"
 #include <datetime.h>

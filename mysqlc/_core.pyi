@@ -33,6 +33,8 @@ def literal(
     encoding: str = "utf-8",
     encoders: _Encoders = None,
     binary_prefix: bool = False,
+    *,
+    portable: bool = False,
 ) -> bytes: ...
 def format_query(
     query: bytes,
@@ -42,6 +44,8 @@ def format_query(
     encoding: str = "utf-8",
     encoders: _Encoders = None,
     binary_prefix: bool = False,
+    *,
+    portable: bool = False,
 ) -> bytes: ...
 
 # --- src/infile_encode.c --------------------------------------------------------------

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
-from .converters import _str_fallback_args
+from .converters import _str_fallback, _str_fallback_args
 from .errors import (
     Error, NotSupportedError, OperationalError, ProgrammingError,
 )
@@ -133,6 +133,38 @@ def _format_query(format_query, query, args, options):
         if fixed is None:
             raise
         return format_query(query, fixed, **options)
+
+
+def _format_options(conn):
+    """Keyword arguments of the core's ``format_query``/``literal`` for the SQL text
+    that execute(), executemany(), mogrify() and callproc() send.
+
+    ``portable=True``: str and bytes values are written so that the server reads
+    them the same whatever its NO_BACKSLASH_ESCAPES mode really is (quotes doubled;
+    a value whose bytes contain a backslash as a ``_<charset> X'..'`` hex literal).
+    The NO_BACKSLASH_ESCAPES bit of the server status is not relied on: MariaDB
+    keeps reporting it after a stored procedure that set it has returned and the
+    caller's sql_mode is back in force (issue 14).  The explicit escaping APIs
+    (``Connection.escape_string``, ``literal``) still follow the bit."""
+    return {"no_backslash_escapes": conn._conn.no_backslash_escapes,
+            "charset": conn.charset, "encoding": conn.encoding,
+            "encoders": conn._encoders, "binary_prefix": conn._binary_prefix,
+            "portable": True}
+
+
+def _param_literal(conn, obj):
+    """The SQL literal (bytes) of one parameter as execute() writes it (see
+    :func:`_format_options`); ``uuid.UUID`` and the like as their ``str()``, as
+    ``Connection.literal`` does."""
+    options = _format_options(conn)
+    literal = conn._core_module.literal
+    try:
+        return literal(obj, **options)
+    except ProgrammingError:
+        fixed, changed = _str_fallback(obj, options["encoders"])
+        if not changed:
+            raise
+        return literal(fixed, **options)
 
 
 def _normalize_args(args):
@@ -252,10 +284,7 @@ class BaseCursor:
         if args is None:
             return query
         return _format_query(conn._core_module.format_query, query, _normalize_args(args),
-                             {"no_backslash_escapes": conn._conn.no_backslash_escapes,
-                              "charset": conn.charset, "encoding": conn.encoding,
-                              "encoders": conn._encoders,
-                              "binary_prefix": conn._binary_prefix})
+                             _format_options(conn))
 
     def _query(self, conn, sql):
         """Send `sql` (bytes) and buffer its first result; returns rowcount."""
@@ -321,8 +350,10 @@ class BaseCursor:
             mapping; ``%%`` is a literal ``%`` when `args` is given.  ``str`` is
             encoded with the connection's encoding.
         args : sequence, mapping or single value, optional
-            Parameters, written as SQL literals by the C core.  None: `query` is
-            sent as is (no ``%`` processing).
+            Parameters, written as SQL literals by the C core; str and bytes read
+            the same whatever the server's NO_BACKSLASH_ESCAPES (``'`` doubled, a
+            value with a backslash byte as ``_<charset> X'..'``; docs/compat.md
+            "Escaping").  None: `query` is sent as is (no ``%`` processing).
         infile : bytes, binary file or iterable of bytes, optional
             The data for a ``LOAD DATA LOCAL INFILE`` statement (needs
             ``connect(local_infile=True)``); streamed in chunks, never read whole.
@@ -462,9 +493,7 @@ class BaseCursor:
         if self.max_stmt_length:
             limit = min(limit, self.max_stmt_length)
         format_query = conn._core_module.format_query
-        options = {"no_backslash_escapes": conn._conn.no_backslash_escapes,
-                   "charset": conn.charset, "encoding": conn.encoding,
-                   "encoders": conn._encoders, "binary_prefix": conn._binary_prefix}
+        options = _format_options(conn)
         base = len(prefix) + len(postfix)
         parts = []
         size = base
@@ -503,7 +532,7 @@ class BaseCursor:
         name = procname.encode(conn.encoding) if isinstance(procname, str) else bytes(procname)
         name = name.replace(b"`", b"``")   # quoted as one identifier, as mysqlclient 2.2+
         if args:
-            assignments = b",".join(b"@`_%s_%d`=%s" % (name, i, conn.literal(arg))
+            assignments = b",".join(b"@`_%s_%d`=%s" % (name, i, _param_literal(conn, arg))
                                     for i, arg in enumerate(args))
             self._query(conn, b"SET " + assignments)
         variables = b",".join(b"@`_%s_%d`" % (name, i) for i in range(len(args)))
@@ -1011,7 +1040,7 @@ def _render_qmark(conn, sql, params):
     def literal(m):
         if m.group(1) is None:
             return m.group(0)
-        return conn.literal(next(params))
+        return _param_literal(conn, next(params))
     return _RE_QMARK_OUTSIDE_QUOTES.sub(literal, sql)
 
 

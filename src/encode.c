@@ -5,9 +5,10 @@
  *   escape_string(data, no_backslash_escapes=False, charset="utf8mb4",
  *                 encoding="utf-8") -> bytes
  *   literal(obj, no_backslash_escapes=False, charset="utf8mb4", encoding="utf-8",
- *           encoders=None, binary_prefix=False) -> bytes
+ *           encoders=None, binary_prefix=False, *, portable=False) -> bytes
  *   format_query(query, args, no_backslash_escapes=False, charset="utf8mb4",
- *                encoding="utf-8", encoders=None, binary_prefix=False) -> bytes
+ *                encoding="utf-8", encoders=None, binary_prefix=False, *,
+ *                portable=False) -> bytes
  *
  * Literal table (behaviour follows mysqlclient's Connection.literal):
  *
@@ -51,6 +52,15 @@
  * backslash escapes, a lead byte that does not start a valid character gets a
  * backslash so that the server cannot join it with a following escape
  * backslash.  The byte ranges are those of the server's ctype-*.c.
+ *
+ * portable=True (what the cursors use for execute/executemany/mogrify/callproc)
+ * ignores no_backslash_escapes for str and bytes values: a value whose bytes
+ * contain no backslash (0x5C), or only backslashes followed by % or _, is written
+ * '...' with only ' doubled, which the server reads the same in both modes; any
+ * other is written as a hex literal: _<charset> X'..' when its bytes are
+ * well-formed in the charset, else X'..'; _binary X'..' for bytes with
+ * binary_prefix.  See put_quoted and docs/compat.md ("Escaping of str and bytes
+ * parameters").
  */
 #include "mysqlc.h"
 #include <datetime.h>
@@ -165,6 +175,10 @@ ob_discard(obuf *b)
 /* options, resolved once per call                                          */
 
 typedef enum { ENC_UTF8, ENC_LATIN1, ENC_ASCII, ENC_CODEC } enc_kind;
+/* what is known of the connection charset's well-formed byte sequences: every
+ * byte (the single-byte charsets), UTF-8 of at most 4 / 3 bytes, the multibyte sets of
+ * mb_valid, or only ASCII for sure (any other charset) */
+enum { WF_ASCII, WF_ANY, WF_UTF8MB4, WF_UTF8MB3, WF_MB };
 typedef enum { MB_NONE, MB_BIG5, MB_GBK, MB_GB18030, MB_SJIS } mb_kind;
 
 typedef struct {
@@ -176,6 +190,10 @@ typedef struct {
     const char *codec;     /* Python codec name, borrowed from the argument */
     PyObject *encoders;    /* borrowed non-empty dict or NULL */
     int binary_prefix;
+    int portable;          /* str/bytes literals read the same in either sql_mode */
+    int cs_wf;             /* portable: how intro's charset checks well-formedness */
+    Py_ssize_t intro_len;  /* portable: length of `intro` */
+    char intro[40];        /* portable: "_<charset> " introducer of a hex literal */
 } enc_opts;
 
 /* Lower-case `s` into out[cap] dropping '-', '_' and ' '; 0, or -1 if too long. */
@@ -215,13 +233,25 @@ static const char *const ascii_compat_codecs[] = {
     "macroman", "tis620", NULL,
 };
 
+/* The server's single-byte charsets: an introduced literal of any bytes is
+ * well-formed in them (checked against MariaDB 10.11 for all 256 bytes). */
+static const char *const single_byte_charsets[] = {
+    "armscii8", "ascii", "binary", "cp1250", "cp1251", "cp1256", "cp1257", "cp850",
+    "cp852", "cp866", "dec8", "geostd8", "greek", "hebrew", "hp8", "keybcs2", "koi8r",
+    "koi8u", "latin1", "latin2", "latin5", "latin7", "macce", "macroman", "swe7",
+    "tis620", NULL,
+};
+
 static int
 opts_init(enc_opts *o, mc_state *st, PyObject *nbe, PyObject *charset,
-          PyObject *encoding, PyObject *encoders, PyObject *binary_prefix)
+          PyObject *encoding, PyObject *encoders, PyObject *binary_prefix,
+          PyObject *portable)
 {
     char norm[32];
     const char *s;
     Py_ssize_t n;
+    const char *cs_name = "utf8mb4";
+    Py_ssize_t cs_len = 7;
 
     o->st = st;
     o->nbe = 0;
@@ -231,6 +261,9 @@ opts_init(enc_opts *o, mc_state *st, PyObject *nbe, PyObject *charset,
     o->codec = "utf-8";
     o->encoders = NULL;
     o->binary_prefix = 0;
+    o->portable = 0;
+    o->intro_len = 0;
+    o->intro[0] = '\0';
 
     if (nbe && nbe != Py_False && nbe != Py_None) {
         int t = PyObject_IsTrue(nbe);
@@ -253,6 +286,8 @@ opts_init(enc_opts *o, mc_state *st, PyObject *nbe, PyObject *charset,
         s = PyUnicode_AsUTF8AndSize(charset, &n);
         if (!s)
             return -1;
+        cs_name = s;
+        cs_len = n;
         if (n <= 8 && norm_name(s, n, norm, sizeof norm) == 0) {
             if (strcmp(norm, "big5") == 0)
                 o->mb = MB_BIG5;
@@ -263,6 +298,42 @@ opts_init(enc_opts *o, mc_state *st, PyObject *nbe, PyObject *charset,
             else if (strcmp(norm, "sjis") == 0 || strcmp(norm, "cp932") == 0)
                 o->mb = MB_SJIS;
         }
+    }
+    if (portable && portable != Py_False && portable != Py_None) {
+        int t = PyObject_IsTrue(portable);
+        if (t < 0)
+            return -1;
+        o->portable = t;
+    }
+    if (o->portable) {
+        /* the introducer names the connection charset: a MySQL charset name is
+         * [a-z0-9_]; anything else is refused rather than written into the SQL */
+        int ok = cs_len > 0 && cs_len <= 32;
+        for (Py_ssize_t i = 0; ok && i < cs_len; i++) {
+            char c = cs_name[i];
+            ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '_';
+        }
+        if (!ok) {
+            PyErr_Format(PyExc_ValueError,
+                         "charset %R is not a MySQL character set name", charset);
+            return -1;
+        }
+        o->cs_wf = WF_ASCII;
+        if (cs_len <= 16 && norm_name(cs_name, cs_len, norm, sizeof norm) == 0) {
+            if (strcmp(norm, "utf8mb4") == 0)
+                o->cs_wf = WF_UTF8MB4;
+            else if (strcmp(norm, "utf8") == 0 || strcmp(norm, "utf8mb3") == 0)
+                o->cs_wf = WF_UTF8MB3;
+            else if (name_in(norm, single_byte_charsets))
+                o->cs_wf = WF_ANY;
+            else if (o->mb != MB_NONE)
+                o->cs_wf = WF_MB;
+        }
+        o->intro[0] = '_';
+        memcpy(o->intro + 1, cs_name, (size_t)cs_len);
+        o->intro[cs_len + 1] = ' ';
+        o->intro_len = cs_len + 2;
     }
     if (encoding && encoding != Py_None) {
         if (!PyUnicode_Check(encoding)) {
@@ -491,14 +562,167 @@ escape_into(char *out, const unsigned char *s, Py_ssize_t n, const enc_opts *o)
     return escape_backslash(out, s, n);
 }
 
-/* Append [_binary]'escaped' for the span. */
+static const char hex_digits[16] = "0123456789ABCDEF";
+
+/* Is [s, s+n) well-formed UTF-8 (Unicode 3-7: no overlong forms, no surrogates,
+ * at most U+10FFFF; with maxlen 3 at most U+FFFF, as utf8mb3)? */
+static int
+utf8_wellformed(const unsigned char *s, Py_ssize_t n, int maxlen)
+{
+    const unsigned char *p = s, *end = s + n;
+    while (p < end) {
+        unsigned c = *p;
+        if (c < 0x80) {
+            p++;
+            continue;
+        }
+        if (c >= 0xC2 && c <= 0xDF) {
+            if (end - p < 2 || (p[1] & 0xC0) != 0x80)
+                return 0;
+            p += 2;
+        }
+        else if (c >= 0xE0 && c <= 0xEF) {
+            unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+            if (end - p < 3 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80)
+                return 0;
+            p += 3;
+        }
+        else if (c >= 0xF0 && c <= 0xF4 && maxlen >= 4) {
+            unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+            if (end - p < 4 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80 ||
+                (p[3] & 0xC0) != 0x80)
+                return 0;
+            p += 4;
+        }
+        else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Would the server accept the span as a _<charset> X'..' literal (an introduced
+ * literal must be well-formed in its charset: ER_INVALID_CHARACTER_STRING)?  0
+ * also when not known for sure. */
+static int
+intro_wellformed(const unsigned char *s, Py_ssize_t n, const enc_opts *o)
+{
+    const unsigned char *p = s, *end = s + n;
+    switch (o->cs_wf) {
+    case WF_ANY:
+        return 1;
+    case WF_UTF8MB4:
+        return utf8_wellformed(s, n, 4);
+    case WF_UTF8MB3:
+        return utf8_wellformed(s, n, 3);
+    case WF_MB:
+        while (p < end) {
+            Py_ssize_t l;
+            if (*p < 0x80 || (o->mb == MB_SJIS && *p >= 0xA1 && *p <= 0xDF)) {
+                p++;       /* ASCII; sjis half-width katakana are single bytes */
+                continue;
+            }
+            l = mb_valid(o->mb, p, end);
+            if (!l)
+                return 0;
+            p += l;
+        }
+        return 1;
+    default:
+        for (; p < end; p++)
+            if (*p >= 0x80)
+                return 0;
+        return 1;
+    }
+}
+
+/* Portable form of a span that contains a backslash (0x5C): a hex literal,
+ * _binary X'..' for a _binary value, else _<charset> X'..' so that it stays a
+ * character string of the connection charset as the quoted form is -- unless the
+ * bytes are not (known to be) well-formed in that charset: the server refuses
+ * such an introduced literal, where it takes a quoted one as it is, so they are
+ * written X'..', a binary string (what a BLOB column stores from either form). */
+static int
+put_hex(obuf *b, const unsigned char *s, Py_ssize_t n, int binary, const enc_opts *o)
+{
+    char *w;
+    if (ob_reserve(b, 2 * n + o->intro_len + 11) < 0)
+        return -1;
+    w = b->p + b->len;
+    if (binary) {
+        memcpy(w, "_binary ", 8);
+        w += 8;
+    }
+    else if (intro_wellformed(s, n, o)) {
+        memcpy(w, o->intro, (size_t)o->intro_len);
+        w += o->intro_len;
+    }
+    *w++ = 'X';
+    *w++ = '\'';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        w[0] = hex_digits[s[i] >> 4];
+        w[1] = hex_digits[s[i] & 15];
+        w += 2;
+    }
+    *w++ = '\'';
+    b->len = w - b->p;
+    return 0;
+}
+
+/* Does the span need the hex form in portable mode: a backslash that is not
+ * followed by % or _?  ("\%" and "\_" read as those two bytes in both modes:
+ * with backslash escapes the server keeps the backslash of these two, for LIKE
+ * patterns; so a LIKE pattern stays a quoted string, also where the grammar takes
+ * only one, as SHOW TABLES LIKE.) */
+static inline int
+needs_hex(const char *s, Py_ssize_t n)
+{
+    const char *p = s, *end = s + n, *q;
+    while ((q = memchr(p, '\\', (size_t)(end - p))) != NULL) {
+        if (q + 1 >= end || (q[1] != '%' && q[1] != '_'))
+            return 1;
+        p = q + 2;
+    }
+    return 0;
+}
+
+/* Append [_binary]'escaped' for the span.
+ *
+ * Portable mode (o->portable; what execute() uses): the literal must read as the
+ * same bytes whether or not the server's NO_BACKSLASH_ESCAPES is in effect, since
+ * the status bit that reports it can be stale (MariaDB keeps it set after a
+ * procedure that changed sql_mode has returned).  The only byte whose meaning in
+ * a quoted literal depends on the mode is the backslash, and '' is a quote in
+ * both modes, so a span without 0x5C is written with its quotes doubled and every
+ * other byte (NUL, LF, CR, 0x1A, ...) as it is -- also one whose backslashes are
+ * all followed by % or _ (needs_hex); a span with any other 0x5C byte (also as
+ * the trail byte of a gbk/sjis/big5 character) becomes a hex literal.  A
+ * quote cannot be the trail byte of a multibyte character in any client charset,
+ * so the byte-wise doubling is exact for those charsets too. */
 static int
 put_quoted(obuf *b, const char *s, Py_ssize_t n, int binary, const enc_opts *o)
 {
     char *w;
-    if (n > (PY_SSIZE_T_MAX - 16) / 2) {
+    if (n > (PY_SSIZE_T_MAX - 64) / 2) {
         PyErr_NoMemory();
         return -1;
+    }
+    if (o->portable) {
+        if (n && needs_hex(s, n))
+            return put_hex(b, (const unsigned char *)s, n, binary, o);
+        if (ob_reserve(b, 2 * n + 9) < 0)
+            return -1;
+        w = b->p + b->len;
+        if (binary) {
+            memcpy(w, "_binary", 7);
+            w += 7;
+        }
+        *w++ = '\'';
+        if (n)
+            w += escape_quotes(w, (const unsigned char *)s, n);
+        *w++ = '\'';
+        b->len = w - b->p;
+        return 0;
     }
     if (ob_reserve(b, 2 * n + 9) < 0)
         return -1;
@@ -965,16 +1189,17 @@ lit_append(obuf *b, PyObject *obj, const enc_opts *o)
 
 static int
 parse_args(const char *fname, const char *const *names, Py_ssize_t nnames,
-           Py_ssize_t nrequired, PyObject *const *args, Py_ssize_t nargs,
+           Py_ssize_t npos, Py_ssize_t nrequired, PyObject *const *args, Py_ssize_t nargs,
            PyObject *kwnames, PyObject **out)
 {
+    /* names[npos:] are keyword-only */
     Py_ssize_t i;
     for (i = 0; i < nnames; i++)
         out[i] = NULL;
-    if (nargs > nnames) {
+    if (nargs > npos) {
         PyErr_Format(PyExc_TypeError,
                      "%s() takes at most %zd positional arguments (%zd given)",
-                     fname, nnames, nargs);
+                     fname, npos, nargs);
         return -1;
     }
     for (i = 0; i < nargs; i++)
@@ -1043,9 +1268,9 @@ mc_encode_escape_string(PyObject *module, PyObject *const *args, Py_ssize_t narg
     Py_ssize_t n;
     obuf b;
 
-    if (parse_args("escape_string", escape_string_names, 4, 1, args, nargs, kwnames, v) < 0)
+    if (parse_args("escape_string", escape_string_names, 4, 4, 1, args, nargs, kwnames, v) < 0)
         return NULL;
-    if (opts_init(&o, mc_state_from_module(module), v[1], v[2], v[3], NULL, NULL) < 0)
+    if (opts_init(&o, mc_state_from_module(module), v[1], v[2], v[3], NULL, NULL, NULL) < 0)
         return NULL;
     if (PyUnicode_Check(v[0])) {
         if (str_bytes(v[0], &o, &s, &n, &tmp) < 0)
@@ -1089,19 +1314,20 @@ done:
 
 static const char *const literal_names[] = {
     "obj", "no_backslash_escapes", "charset", "encoding", "encoders", "binary_prefix",
+    "portable",
 };
 
 static PyObject *
 mc_encode_literal(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                   PyObject *kwnames)
 {
-    PyObject *v[6], *result;
+    PyObject *v[7], *result;
     enc_opts o;
     obuf b;
 
-    if (parse_args("literal", literal_names, 6, 1, args, nargs, kwnames, v) < 0)
+    if (parse_args("literal", literal_names, 7, 6, 1, args, nargs, kwnames, v) < 0)
         return NULL;
-    if (opts_init(&o, mc_state_from_module(module), v[1], v[2], v[3], v[4], v[5]) < 0)
+    if (opts_init(&o, mc_state_from_module(module), v[1], v[2], v[3], v[4], v[5], v[6]) < 0)
         return NULL;
     if (ob_init(&b, 32) < 0)
         return NULL;
@@ -1223,14 +1449,14 @@ map_lookup(PyObject *args, const char *name, Py_ssize_t n, const enc_opts *o)
 
 static const char *const format_query_names[] = {
     "query", "args", "no_backslash_escapes", "charset", "encoding", "encoders",
-    "binary_prefix",
+    "binary_prefix", "portable",
 };
 
 static PyObject *
 mc_encode_format_query(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
                        PyObject *kwnames)
 {
-    PyObject *v[7], *query, *params, *seq = NULL, *result = NULL;
+    PyObject *v[8], *query, *params, *seq = NULL, *result = NULL;
     enc_opts o;
     Py_buffer qview;
     const char *q, *p, *end;
@@ -1239,7 +1465,7 @@ mc_encode_format_query(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     obuf b;
 
     b.obj = NULL;
-    if (parse_args("format_query", format_query_names, 7, 2, args, nargs, kwnames, v) < 0)
+    if (parse_args("format_query", format_query_names, 8, 7, 2, args, nargs, kwnames, v) < 0)
         return NULL;
     query = v[0];
     params = v[1];
@@ -1255,7 +1481,7 @@ mc_encode_format_query(PyObject *module, PyObject *const *args, Py_ssize_t nargs
         }
         return PyBytes_FromObject(query);
     }
-    if (opts_init(&o, mc_state_from_module(module), v[2], v[3], v[4], v[5], v[6]) < 0)
+    if (opts_init(&o, mc_state_from_module(module), v[2], v[3], v[4], v[5], v[6], v[7]) < 0)
         return NULL;
 
     if (PyDict_Check(params)) {
@@ -1429,21 +1655,27 @@ PyMethodDef mc_encode_methods[] = {
     {"literal", (PyCFunction)(void (*)(void))mc_encode_literal,
      METH_FASTCALL | METH_KEYWORDS,
      "literal(obj, no_backslash_escapes=False, charset='utf8mb4', encoding='utf-8', "
-     "encoders=None, binary_prefix=False)\n--\n\n"
+     "encoders=None, binary_prefix=False, *, portable=False)\n--\n\n"
      "The SQL literal for one Python value, as bytes.\n\n"
      "None -> NULL, bool -> 1/0, int, float (repr + 'e0'), Decimal, str and bytes-like\n"
      "(quoted and escaped; bytes-like with _binary when binary_prefix), date, datetime,\n"
      "time, timedelta (quoted), tuple/list -> (a,b,...), set/frozenset -> 'a,b'.\n"
-     "`encoders` maps a type to callable(obj) -> bytes|str, used verbatim.\n\n"
-     "Raises\n------\nProgrammingError\n    nan/inf floats, non-finite Decimal, unsupported "
-     "types.\n"},
+     "`encoders` maps a type to callable(obj) -> bytes|str, used verbatim.\n"
+     "portable=True: str/bytes literals that read the same with and without the\n"
+     "server's NO_BACKSLASH_ESCAPES (no_backslash_escapes is then not used for them):\n"
+     "quotes doubled, or _<charset> X'..' / _binary X'..' when the bytes contain a\n"
+     "backslash (0x5C).\n\n"
+     "Raises\n------\nValueError\n    portable with a charset that is not a MySQL "
+     "charset name ([A-Za-z0-9_]).\n"
+     "ProgrammingError\n    nan/inf floats, non-finite Decimal, unsupported types.\n"},
     {"format_query", (PyCFunction)(void (*)(void))mc_encode_format_query,
      METH_FASTCALL | METH_KEYWORDS,
      "format_query(query, args, no_backslash_escapes=False, charset='utf8mb4', "
-     "encoding='utf-8', encoders=None, binary_prefix=False)\n--\n\n"
+     "encoding='utf-8', encoders=None, binary_prefix=False, *, portable=False)\n--\n\n"
      "Interpolate literals of `args` into the bytes `query`.\n\n"
      "args None returns query unchanged; a sequence fills %s placeholders in order; a\n"
-     "mapping fills %(name)s placeholders. %% becomes %.\n\n"
+     "mapping fills %(name)s placeholders. %% becomes %. The values are written as\n"
+     "literal() writes them (portable: see literal).\n\n"
      "Raises\n------\nProgrammingError\n    placeholder/parameter count mismatch (naming "
      "both counts), missing\n    mapping key, unsupported format character, or a value "
      "literal() rejects.\n"},

@@ -283,7 +283,7 @@ class Connection(_connections.Connection):
             conn = ref()
             if conn is None:
                 raise InterfaceError(0, "connection is closed")
-            return conn.escape(tuple(value))
+            return conn._param_escape(tuple(value))
         core_encoders.setdefault(set, set_literal)
         core_encoders.setdefault(frozenset, set_literal)
         # bytes are X'<hex>' (a binary string for the server, also after a
@@ -561,6 +561,21 @@ class Connection(_connections.Connection):
         if mapping is None:
             mapping = self.encoders
         return converters.escape_item(obj, self.encoding, mapping)
+
+    def _param_escape(self, obj, mapping=None):
+        """:meth:`escape` as the SQL that execute() and callproc() send is built:
+        str values are written to read the same whatever the server's
+        NO_BACKSLASH_ESCAPES mode really is (quotes doubled; with a backslash byte
+        in the encoded text, ``_<charset> X'..'``), since the status bit reporting
+        the mode can be stale (issue 14; see docs/compat.md).  bytes are
+        ``X'<hex>'`` already; the rest as :meth:`escape`."""
+        if isinstance(obj, str):
+            lit = self._core_module.literal(str(obj), charset=self.charset,
+                                            encoding=self.encoding, portable=True)
+            return lit.decode(self.encoding, "surrogateescape")
+        if type(obj) in (tuple, list, set, frozenset):
+            return "(%s)" % ",".join([self._param_escape(item, mapping) for item in obj])
+        return self.escape(obj, mapping)
 
     def literal(self, obj):
         """Deprecated alias of :meth:`escape` (DeprecationWarning, as PyMySQL)."""

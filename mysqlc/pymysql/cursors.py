@@ -160,7 +160,7 @@ class _PyMySQLFetch:
         conn = self._get_conn()
         name = procname.replace("`", "``")
         if args:
-            assignments = ",".join("@`_%s_%d`=%s" % (name, i, conn.escape(arg))
+            assignments = ",".join("@`_%s_%d`=%s" % (name, i, conn._param_escape(arg))
                                    for i, arg in enumerate(args))
             self._query(conn, ("SET " + assignments).encode(conn.encoding))
         call = "CALL `%s`(%s)" % (name, ",".join("@`_%s_%d`" % (name, i)

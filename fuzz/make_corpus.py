@@ -221,16 +221,20 @@ def engine_chunk_seeds(srv):
     capture_all(core, "CREATE TEMPORARY TABLE ec (id INT AUTO_INCREMENT PRIMARY KEY, a INT, b VARCHAR(10))")
     engine_seeds(engine_mode(0, flag), capture_all(core, "INSERT INTO ec (a) VALUES (1), (2), (3)"))
     # LOCAL INFILE: the request and the server's OK after the file (the harness's handler
-    # sends its own three rows; the OK says what the server saw)
+    # sends the same three rows in one packet, so the OK's sequence id fits)
     import tempfile
     with tempfile.NamedTemporaryFile("wb", suffix=".tsv", delete=False) as f:
         f.write(b"1\tone\n2\ttwo\n3\tthree\n")
     try:
-        infile = capture_all(core, "LOAD DATA LOCAL INFILE '%s' INTO TABLE ec (a, b)" % f.name)
+        load = "LOAD DATA LOCAL INFILE '%s' INTO TABLE ec (a, b)" % f.name
+        refused = capture_all(core, load)      # the core has no handler: refused
+        core._start_capture()
+        c.cursor().execute(load)               # the cursor's handler sends the file
+        infile = core._stop_capture()
     finally:
         os.unlink(f.name)
     engine_seeds(engine_mode(0, flag, infile=True), infile)
-    engine_seeds(engine_mode(0, flag, infile=False), infile, CHUNK_PLANS[:1])
+    engine_seeds(engine_mode(0, flag, infile=False), refused, CHUNK_PLANS[:2])
     # compressed frames built from the text capture
     engine_seeds(engine_mode(2, flag), frames_of(text, 1))
     engine_seeds(engine_mode(2, flag, by_row=True), frames_of(text, 2), CHUNK_PLANS[3:])
@@ -246,7 +250,7 @@ def engine_chunk_seeds(srv):
         while core.rows_pending:
             core.fetch(-1)
         execute = core._stop_capture()
-        engine_seeds(engine_mode(1, flag, ext_caps=ext if i else 0), struct.pack("<H", len(prep)) + prep + execute)
+        engine_seeds(engine_mode(1, flag, ext_caps=ext), struct.pack("<H", len(prep)) + prep + execute)
     core.stmt_close(stmt)
     c.close()
     # the connection phase: native password OK (alone, then with a query's response),

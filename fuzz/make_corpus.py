@@ -1,14 +1,17 @@
 """Build the seed corpora in fuzz/corpus/<harness>/ from real server captures.
 
-    .venv/bin/python fuzz/make_corpus.py          (starts a private MariaDB, see mysqlc.server)
+    .venv/bin/python fuzz/make_corpus.py [harness ...]
+        (starts a private MariaDB, see mysqlc.server; with harness names, writes only
+        their corpora)
 
 Runs queries returning every column type (and OK, ERR, multi-result and empty
 responses) with Connection._start_capture()/_stop_capture(), and writes the captured
 bytes in each harness's input format (see the comment at the top of each harness):
 fuzz_query_response (the raw response), fuzz_resultset and fuzz_text_value (column
 definitions and values parsed from it), fuzz_binary_value (values from prepared
-statements), fuzz_session (a handshake, auth switch and a response to a command), plus
-hand-made seeds for fuzz_escape, fuzz_format_query, fuzz_reader and fuzz_multipacket.
+statements), fuzz_session (a handshake, auth switch and a response to a command),
+fuzz_engine_chunks (captures of every engine flow combined with a few chunk plans; see
+engine_chunk_seeds()), plus hand-made seeds for fuzz_escape, fuzz_format_query, fuzz_reader and fuzz_multipacket.
 File names are the SHA-1 of the content, as libFuzzer names them.
 """
 import hashlib
@@ -43,7 +46,12 @@ QUERIES = [
 ]
 
 
+ONLY = set(sys.argv[1:])
+
+
 def write(harness, data):
+    if ONLY and harness not in ONLY:
+        return
     d = os.path.join(CORPUS, harness)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as f:
@@ -124,9 +132,166 @@ def session_seed(mode, pkts):
     return out
 
 
+# ----------------------------------------------------------------- fuzz_engine_chunks
+# The input format is described at the top of fuzz/fuzz_engine_chunks.c.
+
+CHUNK_PLANS = [
+    b"\x01\x01\x00",                       # one byte at a time
+    b"\x04\x00\x00\x05\x00\x01\x00\xe8\x03",  # an empty feed, then 5, 1, 1000 cyclically
+    b"\x83" + struct.pack("<I", 0x2545F491),  # PRNG, chunks of 1..8 bytes
+    b"\x8a" + struct.pack("<I", 0x9E3779B9),  # PRNG, chunks of 1..1024 bytes
+]
+CLIENT_LOCAL_FILES, CLIENT_SESSION_TRACK, CLIENT_DEPRECATE_EOF = 0x80, 1 << 23, 1 << 24
+CLIENT_MULTI_STATEMENTS = 1 << 16
+CACHE_METADATA = 1 << 4
+
+
+def engine_mode(flow, client_flag, by_row=False, infile=False, ext_caps=0):
+    m = flow
+    if client_flag & CLIENT_DEPRECATE_EOF:
+        m |= 4
+    if client_flag & CLIENT_SESSION_TRACK:
+        m |= 8
+    if by_row:
+        m |= 0x10
+    if infile:
+        m |= 0x20
+    if ext_caps & CACHE_METADATA:
+        m |= 0x40
+    if client_flag & CLIENT_LOCAL_FILES:
+        m |= 0x80
+    return m
+
+
+def engine_seeds(mode, body, plans=CHUNK_PLANS):
+    for plan in plans:
+        write("fuzz_engine_chunks", bytes([mode]) + plan + body)
+
+
+def frames_of(data, seed, cseq=1):
+    """Plain packets as compressed-protocol frames of pseudo-random sizes, some stored."""
+    import random
+    import zlib
+    rnd = random.Random(seed)
+    out, i = bytearray(), 0
+    while i < len(data):
+        n = rnd.randint(1, 700)
+        part = data[i:i + n]
+        i += n
+        if rnd.random() < 0.4:
+            body, ulen = part, 0
+        else:
+            body, ulen = zlib.compress(part), len(part)
+        out += len(body).to_bytes(3, "little") + bytes([cseq & 0xFF]) + ulen.to_bytes(3, "little") + body
+        cseq += 1
+    return bytes(out)
+
+
+def capture_all(core, sql):
+    core._start_capture()
+    try:
+        core.query(sql.encode("utf-8"))
+        while True:
+            while core.rows_pending:
+                core.fetch(-1)
+            if not core.more_results:
+                break
+            core.next_result()
+    except mysqlc.Error:
+        pass
+    return core._stop_capture()
+
+
+def engine_chunk_seeds(srv):
+    """Real captures of every flow fuzz_engine_chunks drives, each with CHUNK_PLANS."""
+    kw = srv.connect_kwargs()
+    c = mysqlc.connect(client_flag=CLIENT_MULTI_STATEMENTS, local_infile=True, **kw)
+    core = c._conn
+    flag, ext = core.client_flag, core.ext_caps
+    mixed = ("SELECT seq, seq * 1.5, CONCAT('name-', seq), IF(seq % 7 = 0, NULL, seq), "
+             "DATE_ADD('2024-01-01 00:00:00', INTERVAL seq SECOND), CAST(seq AS DECIMAL(12,3)), "
+             "_utf8mb4 'z\u00e4\u20ac\U0001f389', x'00ff10', 1e308 * 10 IS NULL FROM seq_1_to_12")
+    text = capture_all(core, mixed)
+    engine_seeds(engine_mode(0, flag), text)
+    engine_seeds(engine_mode(0, flag, by_row=True), text, CHUNK_PLANS[2:3])
+    engine_seeds(engine_mode(0, flag), capture_all(
+        core, "SELECT 1, 'a'; DO 2; SELECT seq FROM seq_1_to_5; SELECT * FROM nope_missing"))
+    engine_seeds(engine_mode(0, flag), capture_all(core, "SELECT * FROM no_such_table_here"))
+    engine_seeds(engine_mode(0, flag), capture_all(core, "DO 1"))
+    capture_all(core, "CREATE TEMPORARY TABLE ec (id INT AUTO_INCREMENT PRIMARY KEY, a INT, b VARCHAR(10))")
+    engine_seeds(engine_mode(0, flag), capture_all(core, "INSERT INTO ec (a) VALUES (1), (2), (3)"))
+    # LOCAL INFILE: the request and the server's OK after the file (the harness's handler
+    # sends the same three rows in one packet, so the OK's sequence id fits)
+    import tempfile
+    with tempfile.NamedTemporaryFile("wb", suffix=".tsv", delete=False) as f:
+        f.write(b"1\tone\n2\ttwo\n3\tthree\n")
+    try:
+        load = "LOAD DATA LOCAL INFILE '%s' INTO TABLE ec (a, b)" % f.name
+        refused = capture_all(core, load)      # the core has no handler: refused
+        core._start_capture()
+        c.cursor().execute(load)               # the cursor's handler sends the file
+        infile = core._stop_capture()
+    finally:
+        os.unlink(f.name)
+    engine_seeds(engine_mode(0, flag, infile=True), infile)
+    engine_seeds(engine_mode(0, flag, infile=False), refused, CHUNK_PLANS[:2])
+    # compressed frames built from the text capture
+    engine_seeds(engine_mode(2, flag), frames_of(text, 1))
+    engine_seeds(engine_mode(2, flag, by_row=True), frames_of(text, 2), CHUNK_PLANS[3:])
+    # a prepared statement: the prepare response, then the binary result
+    sql = ("SELECT seq, CONCAT('v', seq), seq / 3, IF(seq = 5, NULL, seq), "
+           "TIMESTAMP('2020-02-29 12:00:00.123456'), CAST(seq AS DOUBLE) FROM seq_1_to_9 WHERE seq > ?")
+    core._start_capture()
+    stmt, _, _ = core.stmt_prepare(sql.encode())
+    prep = core._stop_capture()
+    for i in range(2):   # the second execute may use the cached metadata
+        core._start_capture()
+        core.stmt_execute(stmt, (i,))
+        while core.rows_pending:
+            core.fetch(-1)
+        execute = core._stop_capture()
+        engine_seeds(engine_mode(1, flag, ext_caps=ext), struct.pack("<H", len(prep)) + prep + execute)
+    core.stmt_close(stmt)
+    c.close()
+    # the connection phase: native password OK (alone, then with a query's response),
+    # compressed, and a refused login
+    from mysqlc import _core
+    user, pw, db = kw["user"].encode(), kw["password"].encode(), kw["database"].encode()
+    where = {"host": kw["host"], "port": kw["port"]}
+
+    def creds(u, p, d):
+        return bytes([len(u)]) + u + bytes([len(p)]) + p + bytes([len(d)]) + d
+
+    for compress in (False, True):
+        e = _core.Connection()
+        e._start_capture()
+        e.connect(user=user, password=pw, database=db, compress=compress, **where)
+        hs = e._stop_capture()
+        e._start_capture()
+        e.query(b"SELECT 1")
+        e.fetch(-1)
+        q = e._stop_capture()
+        e.close()
+        if compress:
+            q = frames_of(q, 3)
+        mode = 3 | (4 if compress else 0)
+        engine_seeds(mode, struct.pack("<H", len(hs)) + creds(user, pw, db) + hs + q)
+        if not compress:
+            engine_seeds(mode, struct.pack("<H", len(hs)) + creds(user, pw, b"") + hs, CHUNK_PLANS[1:3])
+    e = _core.Connection()
+    e._start_capture()
+    try:
+        e.connect(user=user, password=b"definitely-wrong", **where)
+    except mysqlc.OperationalError:
+        pass
+    hs = e._stop_capture()
+    engine_seeds(3, struct.pack("<H", len(hs)) + creds(user, b"definitely-wrong", b"") + hs)
+
+
 def main():
     srv = get_server().start()
     try:
+        engine_chunk_seeds(srv)
         c = mysqlc.connect(**srv.connect_kwargs())
         core = c._conn
         for q in QUERIES:

@@ -207,6 +207,7 @@ class Connection:
     max_allowed_packet: int
     use_unicode: bool
     infile_handler: Optional[Callable[[bytes], Iterable[bytes]]]
+    on_abandon: Optional[Callable[[int], object]]
     converters: Optional[dict[int, Callable[[Any], Any]]]
     # read-only attributes
     @property

@@ -70,6 +70,7 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(c->auth_plugins);
     Py_VISIT(c->infile_handler);
     Py_VISIT(c->infile_exc);
+    Py_VISIT(c->on_abandon);
     Py_VISIT(c->meta_cache);
     Py_VISIT(c->connect_attrs);
     Py_VISIT(c->description);
@@ -92,6 +93,7 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->server_public_key);
     Py_CLEAR(c->infile_handler);
     Py_CLEAR(c->infile_exc);
+    Py_CLEAR(c->on_abandon);
     mc_engine_api_free(c);
     Py_CLEAR(c->meta_cache);
     Py_CLEAR(c->last_error);
@@ -728,6 +730,15 @@ static PyObject *get_field_count(mc_conn *c, void *x) { return PyLong_FromSsize_
 static PyObject *get_more_results(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_MORE); }
 static PyObject *get_rows_pending(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_ROWS); }
 static PyObject *get_cursor_open(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_CURSOR); }
+static PyObject *get_on_abandon(mc_conn *c, void *x) { return obj_or_none(c->on_abandon); }
+static int set_on_abandon(mc_conn *c, PyObject *v, void *x) {
+    if (v && v != Py_None && !PyCallable_Check(v)) {
+        PyErr_SetString(PyExc_TypeError, "on_abandon must be callable or None");
+        return -1;
+    }
+    Py_XSETREF(c->on_abandon, (v && v != Py_None) ? Py_NewRef(v) : NULL);
+    return 0;
+}
 static PyObject *get_infile_handler(mc_conn *c, void *x) { return obj_or_none(c->infile_handler); }
 static int set_infile_handler(mc_conn *c, PyObject *v, void *x) {
     if (v == Py_None) v = NULL;
@@ -808,6 +819,10 @@ static PyGetSetDef Conn_getset[] = {
      "the final OK, MDEV-31855), or None (no TLS, or encrypted but unverified)", NULL},
     {"tls_peer_fingerprint", (getter)get_tls_peer_fingerprint, NULL,
      "SHA-256 digest (32 bytes) of the server's TLS certificate (DER), or None without TLS", NULL},
+    {"on_abandon", (getter)get_on_abandon, (setter)set_on_abandon,
+     "callable(thread_id) called once when an interrupt (Ctrl-C) or a read timeout closes the "
+     "connection in the middle of a command (the server may still run the statement); its "
+     "errors are dropped, the caller's exception is kept", NULL},
     {"max_allowed_packet", (getter)get_max_packet, (setter)set_max_packet,
      "the session's max_allowed_packet (bytes) as read by the core (once, when a command "
      "is first large enough to exceed 1024 bytes), or 0 when not read yet; commands this "

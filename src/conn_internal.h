@@ -155,6 +155,9 @@ struct mc_conn_s {
     uint8_t handshake_collation;
     PyObject *connect_attrs;   /* dict str -> str or NULL */
     void *engine_hs;       /* engine_api.c: a handshake driven from Python, or NULL */
+    PyObject *on_abandon;  /* callable(thread_id) after an interrupt or read timeout closed
+                              the stream mid-command (mc_conn_abandoned), or NULL */
+    int abandon_called;    /* on_abandon was called for this stream */
 };
 
 /* session.c: what an authentication exchange keeps between packets */
@@ -210,6 +213,7 @@ int mc_read_packet_slow(mc_conn *c, const unsigned char **payload, size_t *len);
 int mc_frame_wait(mc_conn *c, size_t count);
 int mc_frame_peek(mc_conn *c, const unsigned char **payload, size_t *len);
 int mc_conn_check_signals(mc_conn *c);
+void mc_conn_abandoned(mc_conn *c);
 void mc_engine_tls_start(mc_conn *c, SSL *ssl);
 int mc_engine_tls_handshake(mc_conn *c);
 int mc_engine_wire_out(mc_conn *c, const unsigned char **buf, size_t *len);

@@ -452,9 +452,29 @@ int mc_conn_check_signals(mc_conn *c) {
     c->sig_countdown = MC_SIGNAL_PACKETS;
     if (PyErr_CheckSignals() < 0) {
         mc_conn_close_socket(c);   /* keeps the exception set */
+        mc_conn_abandoned(c);
         return -1;
     }
     return 0;
+}
+
+/* The stream was closed in the middle of a command by an interrupt (a signal handler's
+   exception: Ctrl-C) or a read timeout: the server may still be running the statement,
+   and nobody will read its result.  Call the connection's on_abandon(thread_id) hook
+   (mysqlc.connections: KILL QUERY over a short side connection, bounded) once per stream,
+   with the pending exception kept as it is: the hook's own errors are dropped.  Nothing
+   without a hook or before the handshake gave a thread id. */
+void mc_conn_abandoned(mc_conn *c) {
+    if (!c->on_abandon || !c->thread_id || c->abandon_called) return;
+    c->abandon_called = 1;
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyObject *hook = Py_NewRef(c->on_abandon);
+    PyObject *r = PyObject_CallFunction(hook, "k", (unsigned long)c->thread_id);
+    Py_DECREF(hook);
+    if (r) Py_DECREF(r);
+    else PyErr_Clear();
+    PyErr_Restore(et, ev, tb);
 }
 
 /* ---------------------------------------------------------------- output */

@@ -407,6 +407,7 @@ static int hs_greeting(mc_conn *c, mc_handshake *h) {
     }
     c->protocol_version = proto;
     c->thread_id = thread_id;
+    c->abandon_called = 0;   /* a new stream: on_abandon may be called again */
     c->server_caps = caps;
     c->server_collation = charset;
     c->server_status = status;

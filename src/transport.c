@@ -103,6 +103,7 @@ ssize_t mc_transport_recv(mc_conn *c, unsigned char *dst, size_t room) {
     switch (status) {
     case IO_EINTR:
         mc_conn_close_socket(c);   /* Ctrl-C: a half-read response cannot be resumed */
+        mc_conn_abandoned(c);      /* ... and the server's statement is stopped */
         return -1;
     case IO_TIMEOUT: {
         char tbuf[32];
@@ -110,6 +111,7 @@ ssize_t mc_transport_recv(mc_conn *c, unsigned char *dst, size_t room) {
         mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
                       "Lost connection to server %s (read timed out after %s s)",
                       LOST_AT(c), tbuf);
+        mc_conn_abandoned(c);
         return -1;
     }
     case IO_EOF:

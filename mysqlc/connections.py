@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import getpass
+import operator
 import os
 import threading
 import re
@@ -194,6 +195,108 @@ def _default_socket():
         if os.path.exists(path):
             return path
     return _DEFAULT_SOCKETS[0]
+
+
+# ---------------------------------------------------------------- interrupted commands
+
+#: Core methods that send a command or read a response: an interrupt or a timeout in
+#: them can leave the server running a statement that nobody will read.
+_COMMAND_METHODS = ("query", "fetch", "next_result", "discard", "ping", "select_db",
+                    "drain", "change_user", "stat", "stmt_prepare", "stmt_execute",
+                    "stmt_fetch", "stmt_reset", "stmt_bulk_execute", "stmt_close",
+                    "fetch_arrow", "store")
+#: Seconds the caller waits, at most, for ``KILL QUERY`` over the side connection.
+_KILL_BUDGET = 2.0
+
+
+def _abandoned_by(core, exc):
+    """True when `exc` left `core` closed in the middle of a command the server may still
+    be running: an interrupt (KeyboardInterrupt, or any exception that is not a mysqlc
+    Error: a signal handler's, a callback's) or a read/write timeout (OperationalError
+    2013 "... timed out ...", src/conn.c's message).  A lost connection (the server
+    closed it) and errors the server reported are not."""
+    if core.open or not core.thread_id:
+        return False
+    if not isinstance(exc, Error):
+        return True
+    args = exc.args
+    return (isinstance(exc, OperationalError) and len(args) >= 2
+            and args[0] == CR.CR_SERVER_LOST and "timed out" in str(args[1]))
+
+
+def _guarded_method(name, unbound):
+    def method(self, *args, **kwargs):
+        try:
+            return unbound(self._core, *args, **kwargs)
+        except BaseException as exc:
+            if _abandoned_by(self._core, exc):
+                self._stop_statement()
+            raise
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = unbound.__doc__
+    return method
+
+
+def _forward_method(name, unbound):
+    def method(self, *args, **kwargs):
+        return unbound(self._core, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = unbound.__doc__
+    return method
+
+
+def _forward_attribute(name):
+    def fset(self, value):
+        setattr(self._core, name, value)
+    return property(operator.attrgetter("_core." + name), fset)
+
+
+class _GuardedCoreBase:
+    """The part of :class:`_GuardedCore` that is not generated from the core type."""
+
+    __slots__ = ("_core", "_owner", "_stopped", "__weakref__")
+
+    def __init__(self, core, owner):
+        self._core = core
+        self._owner = weakref.ref(owner)
+        self._stopped = False
+
+    def _stop_statement(self):
+        """Once per core: ``KILL QUERY <thread id>`` for the statement an interrupt or a
+        timeout abandoned (the socket is closed already; see Connection._kill_query_side).
+        Never raises an Exception: the caller's exception is the one that matters."""
+        if self._stopped:
+            return
+        self._stopped = True
+        owner = self._owner()
+        if owner is not None:
+            owner._kill_query_bounded(self._core.thread_id)
+
+    def __repr__(self):
+        return "<guarded %r>" % (self._core,)
+
+
+_GUARDED_CLASS = []
+
+
+def _guarded(core, owner):
+    """`core` (a ``mysqlc._core.Connection``) behind the one place where every command of
+    `owner` (a :class:`Connection`) passes: the methods in :data:`_COMMAND_METHODS` stop
+    the server's statement (``KILL QUERY`` over a side connection) when an interrupt or a
+    timeout abandons it; every other method and attribute is the core's own."""
+    if not _GUARDED_CLASS:
+        core_type = type(core)
+        namespace = {"__slots__": ()}
+        for name, value in vars(core_type).items():
+            if name.startswith("__"):
+                continue
+            if type(value).__name__ == "getset_descriptor":
+                namespace[name] = _forward_attribute(name)
+            elif callable(value):
+                make = _guarded_method if name in _COMMAND_METHODS else _forward_method
+                namespace[name] = make(name, value)
+        _GUARDED_CLASS.append(type("_GuardedCore", (_GuardedCoreBase,), namespace))
+    return _GUARDED_CLASS[0](core, owner)
 
 
 class _Arguments(dict):
@@ -500,6 +603,9 @@ class Connection:
     _closed_message = ""
     #: (errno, message, sqlstate or None) of the last command (see errno())
     _last_error = _NO_ERROR
+    #: why the last KILL QUERY after an interrupt did not happen (None: it did), for tests
+    _kill_query_failed = None
+    _socket_path = None
 
     def __init__(self, host: Optional[str] = None, user: Union[str, bytes, None] = None,
                  password: Union[str, bytes, None] = None,
@@ -635,7 +741,7 @@ class Connection:
 
     def _connect(self):
         """Open ``self._conn`` and run the post-connect statements."""
-        core = self._core_module.Connection()
+        core = _guarded(self._core_module.Connection(), self)
         if self._decoders:
             core.converters = dict(self._decoders)
         core.use_unicode = self._use_unicode
@@ -957,9 +1063,11 @@ class Connection:
         except Error:
             pass
 
-    def _kill_query_side(self, thread_id):
+    def _kill_query_side(self, thread_id, timeout=2.0):
         """``KILL QUERY thread_id`` over a new core connection made with this one's
-        address, credentials and TLS options (none of the session statements)."""
+        address, credentials and TLS options (none of the session statements: no
+        init_command, sql_mode or autocommit); `timeout` bounds the connect and each
+        read and write."""
         side = self._core_module.Connection()
         unix_socket = self._socket_path      # where _connect() went
         connect_timeout = self._timeouts[0]
@@ -973,12 +1081,43 @@ class Connection:
                 user=_to_bytes(self.user, self.encoding, "user"),
                 password=_to_bytes(self._password, "utf-8", "password"),
                 collation=self._handshake_collation,
-                connect_timeout=2.0 if connect_timeout is None else min(connect_timeout, 2.0),
-                read_timeout=2.0, write_timeout=2.0,
+                connect_timeout=(timeout if connect_timeout is None
+                                 else min(connect_timeout, timeout)),
+                read_timeout=timeout, write_timeout=timeout,
                 server_hostname=self.host, **opts)
             side.query(b"KILL QUERY %d" % int(thread_id))
         finally:
             side.close()
+
+    def _kill_query_bounded(self, thread_id, budget=None):
+        """Stop the statement of server connection `thread_id` after an interrupt or a
+        timeout closed this connection in the middle of a command (called by
+        :class:`_GuardedCore`, from inside the ``except`` clause that re-raises the
+        caller's exception).
+
+        Without it the server would run the statement to its end (``SELECT SLEEP(30)``
+        for 30 s, an ``UPDATE`` holding its row locks) because nothing reads from the
+        closed socket.  ``KILL QUERY`` goes over a short side connection
+        (:meth:`_kill_query_side`) in a daemon thread that the caller waits for at most
+        `budget` seconds (:data:`_KILL_BUDGET`, 2 s): an unreachable server, a refused
+        login or a stalled side connection cost at most that, and their errors are
+        dropped (the caller's exception is what it must see).  A second Ctrl-C while
+        waiting interrupts the wait.
+        """
+        budget = _KILL_BUDGET if budget is None else budget
+        failures = []
+
+        def kill():
+            try:
+                self._kill_query_side(thread_id, budget)
+            except Exception as exc:   # noqa: BLE001 - reported by nothing; see above
+                failures.append(exc)
+
+        worker = threading.Thread(target=kill, name="mysqlc-kill-query", daemon=True)
+        worker.start()
+        worker.join(budget)
+        self._kill_query_failed = failures[0] if failures else (
+            None if not worker.is_alive() else TimeoutError("KILL QUERY still running"))
 
     @property
     def open(self) -> bool:

@@ -212,16 +212,17 @@ _KILL_BUDGET = 2.0
 def _abandoned_by(core, exc):
     """True when `exc` left `core` closed in the middle of a command the server may still
     be running: an interrupt (KeyboardInterrupt, or any exception that is not a mysqlc
-    Error: a signal handler's, a callback's) or a read/write timeout (OperationalError
-    2013 "... timed out ...", src/conn.c's message).  A lost connection (the server
-    closed it) and errors the server reported are not."""
+    Error: a signal handler's, a callback's) or a read timeout (OperationalError 2013
+    "... (read timed out after N s)", src/conn.c's message).  A write timeout is not (the
+    server has not received the whole command, or stopped reading it), nor a lost
+    connection (the server closed it) or an error the server reported."""
     if core.open or not core.thread_id:
         return False
     if not isinstance(exc, Error):
         return True
     args = exc.args
     return (isinstance(exc, OperationalError) and len(args) >= 2
-            and args[0] == CR.CR_SERVER_LOST and "timed out" in str(args[1]))
+            and args[0] == CR.CR_SERVER_LOST and "read timed out" in str(args[1]))
 
 
 def _guarded_method(name, unbound):

@@ -513,13 +513,18 @@ class Connection:
         characters) are sent with COM_STMT_SEND_LONG_DATA.
     ssl : dict or bool, optional
         TLS options as mysqlclient and PyMySQL take them: ``ca``, ``capath``,
-        ``cert``, ``key``, ``cipher``, ``check_hostname``; see
+        ``cert``, ``key``, ``cipher``, ``check_hostname``; ``True``: TLS required,
+        unverified; ``False``: no TLS; see
         :func:`mysqlc._secure.resolve_tls` for how they choose the mode.
     ssl_mode : str, optional
         ``DISABLED``, ``PREFERRED``, ``REQUIRED``, ``VERIFY_CA``,
-        ``VERIFY_IDENTITY`` (MySQL's names).  Default: no TLS unless a TLS option
-        is given.  With ``REQUIRED`` or stricter a server without TLS is refused
-        before any credential is sent (OperationalError 2026).
+        ``VERIFY_IDENTITY`` (MySQL's names).  Default without any TLS option:
+        ``PREFERRED`` (libmysqlclient's default): over TCP, TLS when the server
+        offers it -- encrypted but not verified, as no CA is known -- and plaintext
+        when it does not; a unix socket stays plaintext.  ``ssl_mode="DISABLED"``,
+        ``ssl=False`` or ``ssl_disabled=True`` turn TLS off.  :meth:`tls_info` tells
+        what a connection got.  With ``REQUIRED`` or stricter a server without TLS is
+        refused before any credential is sent (OperationalError 2026).
     ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher : str, optional
         Keyword forms of the ``ssl`` dict's keys.
     ssl_verify_cert, ssl_verify_identity, ssl_disabled : bool, optional
@@ -1288,6 +1293,35 @@ class Connection:
         """Protocol version from the handshake (10)."""
         self._check_closed()
         return self._conn.protocol_version
+
+    def tls_info(self) -> Optional[dict[str, Any]]:
+        """The connection's TLS state: None for a plaintext connection (a unix socket,
+        TLS turned off, or a server that does not offer it under the default
+        ``PREFERRED``), else a dict:
+
+        ``version``
+            the protocol, e.g. ``'TLSv1.3'`` (OpenSSL's ``SSL_get_version``)
+        ``cipher``
+            the cipher suite, e.g. ``'TLS_AES_256_GCM_SHA384'``
+        ``verified``
+            True when the server's certificate was verified (``VERIFY_CA`` or
+            ``VERIFY_IDENTITY``, or the options that choose them); False for an
+            encrypted but unverified connection (``PREFERRED``, ``REQUIRED``)
+        ``verified_by``
+            what the verification relied on: ``'ca'`` (the chain, against ``ssl_ca`` /
+            ``ssl_capath`` or the system's store), ``'ca+hostname'`` (also the host
+            name or IP address), or None when not verified
+
+        Raises OperationalError 2006 on a connection closed with close().
+        """
+        self._check_closed()
+        info = self._conn.tls_info
+        if info is None:
+            return None
+        verified = bool(info["verified"])
+        return {"version": info["version"], "cipher": info["cipher"], "verified": verified,
+                "verified_by": (None if not verified else
+                                "ca+hostname" if info["hostname"] else "ca")}
 
     def thread_id(self) -> int:
         """The server's connection id (for ``KILL``)."""

@@ -3185,6 +3185,8 @@ static int set_use_unicode(mc_conn *c, PyObject *v, void *x) {
     return 0;
 }
 
+static PyObject *get_tls_info(mc_conn *c, void *x) { return mc_tls_info(c->ssl); }   /* tls.c */
+
 static PyGetSetDef Conn_getset[] = {
     {"max_allowed_packet", (getter)get_max_packet, (setter)set_max_packet,
      "the session's max_allowed_packet (bytes) as read by the core (once, when a command "
@@ -3231,6 +3233,8 @@ static PyGetSetDef Conn_getset[] = {
     {"no_backslash_escapes", (getter)get_no_backslash_escapes, NULL, NULL, NULL},
     {"converters", (getter)get_converters, (setter)set_converters,
      "dict field_type -> callable used instead of the built-in decoder", NULL},
+    {"tls_info", (getter)get_tls_info, NULL,
+     "None without TLS, else {'version', 'cipher', 'verified', 'hostname'} (src/tls.c)", NULL},
     {NULL},
 };
 

@@ -215,6 +215,8 @@ SSL_CTX *mc_tls_context(mc_state *st, const mc_tls_opts *o);
 SSL *mc_tls_handshake(mc_state *st, SSL_CTX *ctx, int fd, const char *host,
                       const mc_tls_opts *o, double timeout);
 void mc_tls_errors(char *buf, size_t cap);
+/* None (ssl NULL) or {'version', 'cipher', 'verified', 'hostname'}; new reference */
+PyObject *mc_tls_info(SSL *ssl);
 
 /* ---- auth.c ---- */
 /* mysql_native_password scramble: out 20 bytes. Returns 0 or -1 with exception. */

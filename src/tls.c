@@ -14,6 +14,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 #include <arpa/inet.h>
+#include <stdint.h>
 #include <errno.h>
 #include <poll.h>
 #include <math.h>
@@ -139,6 +140,8 @@ SSL *mc_tls_handshake(mc_state *st, SSL_CTX *ctx, int fd, const char *host,
                        : X509_VERIFY_PARAM_set1_host(param, host, 0);
         if (ok != 1) { tls_error(st, "cannot set the host name to verify"); goto error; }
     }
+    /* what this handshake verifies, for mc_tls_info() (no other user of the app data) */
+    SSL_set_app_data(ssl, (void *)(intptr_t)o->mode);
     double deadline = timeout >= 0 ? now_s() + timeout : -1;
     int rc, err = 0, sys_errno = 0, timed_out = 0;
     Py_BEGIN_ALLOW_THREADS
@@ -183,4 +186,26 @@ SSL *mc_tls_handshake(mc_state *st, SSL_CTX *ctx, int fd, const char *host,
 error:
     SSL_free(ssl);
     return NULL;
+}
+
+/* The TLS state of an established session, for the Python layer's tls_info(): None without
+ * TLS (ssl NULL), else a dict
+ *   version   SSL_get_version(), e.g. 'TLSv1.3'
+ *   cipher    SSL_get_cipher_name(), e.g. 'TLS_AES_256_GCM_SHA384'
+ *   verified  the handshake required the certificate chain to verify (VERIFY_CA or
+ *             stricter) and it did (SSL_get_verify_result() == X509_V_OK)
+ *   hostname  it also required the certificate to name the host (VERIFY_IDENTITY)
+ * New reference, or NULL with an exception. */
+PyObject *mc_tls_info(SSL *ssl) {
+    if (!ssl) Py_RETURN_NONE;
+    int mode = (int)(intptr_t)SSL_get_app_data(ssl);
+    int verified = mode >= MC_SSL_VERIFY_CA && (SSL_get_verify_mode(ssl) & SSL_VERIFY_PEER) &&
+                   SSL_get_verify_result(ssl) == X509_V_OK;
+    const char *version = SSL_get_version(ssl);
+    const char *cipher = SSL_get_cipher_name(ssl);
+    return Py_BuildValue("{s:s,s:s,s:O,s:O}", "version", version ? version : "",
+                         "cipher", cipher ? cipher : "",
+                         "verified", verified ? Py_True : Py_False,
+                         "hostname", (verified && mode >= MC_SSL_VERIFY_IDENTITY) ? Py_True
+                                                                                 : Py_False);
 }

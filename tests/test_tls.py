@@ -452,7 +452,10 @@ def current_user(conn):
 
 @server_test
 def test_require_ssl_account_refused_in_plaintext(tls_accounts):
-    err = connect_error(tls_accounts["req_ssl"])
+    # no option is PREFERRED (issue 14): TLS, so the account logs in
+    with connect(tls_accounts["req_ssl"]) as conn:
+        assert current_user(conn) == "req_ssl@%"
+    err = connect_error(tls_accounts["req_ssl"], ssl=False)
     assert err.args[0] == ER_ACCESS_DENIED_ERROR, err.args
     err = connect_error(tls_accounts["req_ssl"], ssl_mode="DISABLED")
     assert err.args[0] == ER_ACCESS_DENIED_ERROR, err.args

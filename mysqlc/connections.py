@@ -1120,7 +1120,11 @@ class Connection:
                 failures.append(exc)
 
         worker = threading.Thread(target=kill, name="mysqlc-kill-query", daemon=True)
-        worker.start()
+        try:
+            worker.start()
+        except RuntimeError as exc:   # no thread can be started (interpreter shutdown)
+            self._kill_query_failed = exc
+            return
         worker.join(budget)
         self._kill_query_failed = failures[0] if failures else (
             None if not worker.is_alive() else TimeoutError("KILL QUERY still running"))

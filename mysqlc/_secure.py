@@ -93,7 +93,7 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
         mysqlclient's / PyMySQL's dict with keys ``ca``, ``capath``, ``cert``,
         ``key``, ``cipher``, ``check_hostname`` (also ``verify_cert``,
         ``verify_identity``, ``ssl_mode``, ``tls_version``); ``True`` asks for TLS
-        without verification.
+        without verification, ``False`` turns TLS off.
     ssl_mode : str, optional
         ``DISABLED``, ``PREFERRED``, ``REQUIRED``, ``VERIFY_CA`` or
         ``VERIFY_IDENTITY`` (MySQL's ``--ssl-mode``; case-insensitive).
@@ -120,8 +120,11 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
 
     Notes
     -----
-    Without ``ssl_mode``: no TLS unless a TLS option is given (mysqlclient's and
-    PyMySQL's default); with a CA (``ca``/``capath``) the server certificate is
+    Without any TLS option: ``PREFERRED`` -- TLS over TCP when the server offers it,
+    unverified (no CA is known), plaintext when it does not, never TLS on a unix
+    socket (libmysqlclient's default ``--ssl-mode``; docs/compat.md has the reasons and
+    the other drivers' defaults).  ``ssl_mode="DISABLED"``, ``ssl=False`` or
+    ``ssl_disabled=True`` turn TLS off.  With a CA (``ca``/``capath``) the server certificate is
     verified and so is its host name unless ``check_hostname=False`` (PyMySQL's
     rule); other TLS options alone give ``REQUIRED`` (encrypted, unverified).
     ``REQUIRED`` with a CA verifies the chain (MySQL's client does the same).
@@ -134,10 +137,11 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
     (MDEV-31855, see docs/compat.md "Zero-configuration TLS").
     """
     opts = {}
+    ssl_off = ssl is False
     if ssl is True:
         opts = {}
         want_tls = True
-    elif ssl in (None, False):
+    elif ssl is None or ssl is False:
         want_tls = False
     elif isinstance(ssl, dict):
         unknown = set(ssl) - _SSL_DICT_KEYS
@@ -175,10 +179,12 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
         level = SSL_MODES[name]
         if level == SSL_MODES["REQUIRED"] and has_ca:
             level = SSL_MODES["VERIFY_CA"]
-    elif ssl_disabled:
+    elif ssl_disabled or ssl_off:
         level = SSL_MODES["DISABLED"]
     elif not want_tls:
-        level = SSL_MODES["DISABLED"]
+        # no TLS option at all: TLS when the server offers it (the core never uses it
+        # on a unix socket in this mode), as libmysqlclient's default --ssl-mode
+        level = SSL_MODES["PREFERRED"]
     elif verify_identity or (has_ca and check_hostname is not False and verify_identity is not False):
         level = SSL_MODES["VERIFY_IDENTITY"]
     elif has_ca or verify_cert or fingerprints is not None:

@@ -196,6 +196,31 @@ def _default_socket():
     return _DEFAULT_SOCKETS[0]
 
 
+# ---------------------------------------------------------------- interrupted commands
+
+#: Seconds the caller waits, at most, for ``KILL QUERY`` over the side connection.
+_KILL_BUDGET = 2.0
+
+
+def _abandon_hook(owner):
+    """The core's ``on_abandon`` for the Connection `owner` (held weakly: the core must not
+    keep its Connection alive).  The C core calls it, once per connection, when an
+    interrupt (Ctrl-C, or another signal handler's exception) or a read timeout closes the
+    socket in the middle of a command -- from the packet layer and the transport, so every
+    command path (cursors of every kind, prepared statements, server-side cursors, the
+    columnar readers, LOAD DATA LOCAL, executemany, the PyMySQL flavour, Connection
+    methods) is covered without a wrapper around each call.  A write timeout, a lost
+    connection or an error the server reported call nothing: the server is not running
+    a statement nobody will read."""
+    ref = weakref.ref(owner)
+
+    def on_abandon(thread_id):
+        conn = ref()
+        if conn is not None:
+            conn._kill_query_bounded(thread_id)
+    return on_abandon
+
+
 class _Arguments(dict):
     """The keyword arguments of a connection (``Connection._init_args``, used to
     open more connections like it): a dict whose repr hides the password."""
@@ -409,13 +434,18 @@ class Connection:
         characters) are sent with COM_STMT_SEND_LONG_DATA.
     ssl : dict or bool, optional
         TLS options as mysqlclient and PyMySQL take them: ``ca``, ``capath``,
-        ``cert``, ``key``, ``cipher``, ``check_hostname``; see
+        ``cert``, ``key``, ``cipher``, ``check_hostname``; ``True``: TLS required,
+        unverified; ``False``: no TLS; see
         :func:`mysqlc._secure.resolve_tls` for how they choose the mode.
     ssl_mode : str, optional
         ``DISABLED``, ``PREFERRED``, ``REQUIRED``, ``VERIFY_CA``,
-        ``VERIFY_IDENTITY`` (MySQL's names).  Default: no TLS unless a TLS option
-        is given.  With ``REQUIRED`` or stricter a server without TLS is refused
-        before any credential is sent (OperationalError 2026).
+        ``VERIFY_IDENTITY`` (MySQL's names).  Default without any TLS option:
+        ``PREFERRED`` (libmysqlclient's default): over TCP, TLS when the server
+        offers it -- encrypted but not verified, as no CA is known -- and plaintext
+        when it does not; a unix socket stays plaintext.  ``ssl_mode="DISABLED"``,
+        ``ssl=False`` or ``ssl_disabled=True`` turn TLS off.  :meth:`tls_info` tells
+        what a connection got.  With ``REQUIRED`` or stricter a server without TLS is
+        refused before any credential is sent (OperationalError 2026).
     ssl_ca, ssl_capath, ssl_cert, ssl_key, ssl_cipher : str, optional
         Keyword forms of the ``ssl`` dict's keys.
     ssl_verify_cert, ssl_verify_identity, ssl_disabled : bool, optional
@@ -506,6 +536,9 @@ class Connection:
     _closed_message = ""
     #: (errno, message, sqlstate or None) of the last command (see errno())
     _last_error = _NO_ERROR
+    #: why the last KILL QUERY after an interrupt did not happen (None: it did), for tests
+    _kill_query_failed = None
+    _socket_path = None
 
     def __init__(self, host: Optional[str] = None, user: Union[str, bytes, None] = None,
                  password: Union[str, bytes, None] = None,
@@ -643,6 +676,7 @@ class Connection:
     def _connect(self):
         """Open ``self._conn`` and run the post-connect statements."""
         core = self._core_module.Connection()
+        core.on_abandon = _abandon_hook(self)
         if self._decoders:
             core.converters = dict(self._decoders)
         core.use_unicode = self._use_unicode
@@ -964,9 +998,11 @@ class Connection:
         except Error:
             pass
 
-    def _kill_query_side(self, thread_id):
+    def _kill_query_side(self, thread_id, timeout=2.0):
         """``KILL QUERY thread_id`` over a new core connection made with this one's
-        address, credentials and TLS options (none of the session statements)."""
+        address, credentials and TLS options (none of the session statements: no
+        init_command, sql_mode or autocommit); `timeout` bounds the connect and each
+        read and write."""
         side = self._core_module.Connection()
         unix_socket = self._socket_path      # where _connect() went
         connect_timeout = self._timeouts[0]
@@ -980,12 +1016,46 @@ class Connection:
                 user=_to_bytes(self.user, self.encoding, "user"),
                 password=_to_bytes(self._password, "utf-8", "password"),
                 collation=self._handshake_collation,
-                connect_timeout=2.0 if connect_timeout is None else min(connect_timeout, 2.0),
-                read_timeout=2.0, write_timeout=2.0,
+                connect_timeout=(timeout if connect_timeout is None
+                                 else min(connect_timeout, timeout)),
+                read_timeout=timeout, write_timeout=timeout,
                 server_hostname=self.host, **opts)
             side.query(b"KILL QUERY %d" % int(thread_id))
         finally:
             side.close()
+
+    def _kill_query_bounded(self, thread_id, budget=None):
+        """Stop the statement of server connection `thread_id` after an interrupt or a
+        timeout closed this connection in the middle of a command (called by the core's
+        ``on_abandon`` hook, :func:`_abandon_hook`, with the caller's exception pending).
+
+        Without it the server would run the statement to its end (``SELECT SLEEP(30)``
+        for 30 s, an ``UPDATE`` holding its row locks) because nothing reads from the
+        closed socket.  ``KILL QUERY`` goes over a short side connection
+        (:meth:`_kill_query_side`) in a daemon thread that the caller waits for at most
+        `budget` seconds (:data:`_KILL_BUDGET`, 2 s): an unreachable server, a refused
+        login or a stalled side connection cost at most that, and their errors are
+        dropped (the caller's exception is what it must see).  A second Ctrl-C while
+        waiting interrupts the wait.
+        """
+        budget = _KILL_BUDGET if budget is None else budget
+        failures = []
+
+        def kill():
+            try:
+                self._kill_query_side(thread_id, budget)
+            except Exception as exc:   # noqa: BLE001 - reported by nothing; see above
+                failures.append(exc)
+
+        worker = threading.Thread(target=kill, name="mysqlc-kill-query", daemon=True)
+        try:
+            worker.start()
+        except RuntimeError as exc:   # no thread can be started (interpreter shutdown)
+            self._kill_query_failed = exc
+            return
+        worker.join(budget)
+        self._kill_query_failed = failures[0] if failures else (
+            None if not worker.is_alive() else TimeoutError("KILL QUERY still running"))
 
     @property
     def open(self) -> bool:
@@ -1155,6 +1225,34 @@ class Connection:
         """Protocol version from the handshake (10)."""
         self._check_closed()
         return self._conn.protocol_version
+
+    def tls_info(self) -> Optional[dict[str, Any]]:
+        """The connection's TLS state: None for a plaintext connection (a unix socket,
+        TLS turned off, or a server that does not offer it under the default
+        ``PREFERRED``), else a dict:
+
+        ``version``
+            the protocol, e.g. ``'TLSv1.3'`` (OpenSSL's ``SSL_get_version``)
+        ``cipher``
+            the cipher suite, e.g. ``'TLS_AES_256_GCM_SHA384'``
+        ``verified``
+            True when the server's certificate was verified (``VERIFY_CA`` or
+            ``VERIFY_IDENTITY``, or the options that choose them); False for an
+            encrypted but unverified connection (``PREFERRED``, ``REQUIRED``)
+        ``verified_by``
+            what the verification relied on: ``'ca'`` (the chain, against ``ssl_ca`` /
+            ``ssl_capath`` or the system's store), ``'ca+hostname'`` (also the host
+            name or IP address), ``'fingerprint'`` (``ssl_fingerprint``), ``'password'``
+            (MariaDB 11.4+'s proof of the password in the final OK packet, MDEV-31855),
+            or None when not verified
+
+        Raises OperationalError 2006 on a connection closed with close().
+        """
+        self._check_closed()
+        info = self._conn.tls_info
+        if info is None:
+            return None
+        return dict(info)
 
     def thread_id(self) -> int:
         """The server's connection id (for ``KILL``)."""

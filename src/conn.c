@@ -811,6 +811,7 @@ static PyObject *get_tls_peer_fingerprint(mc_conn *c, void *x) {
     if (!c->ssl || !c->tls.have_fp) Py_RETURN_NONE;
     return PyBytes_FromStringAndSize((const char *)c->tls.fp, 32);
 }
+static PyObject *get_tls_info(mc_conn *c, void *x) { return mc_tls_info(c->ssl, &c->tls); }   /* tls.c */
 
 static PyGetSetDef Conn_getset[] = {
     {"tls_verified_by", (getter)get_tls_verified_by, NULL,
@@ -869,6 +870,8 @@ static PyGetSetDef Conn_getset[] = {
     {"no_backslash_escapes", (getter)get_no_backslash_escapes, NULL, NULL, NULL},
     {"converters", (getter)get_converters, (setter)set_converters,
      "dict field_type -> callable used instead of the built-in decoder", NULL},
+    {"tls_info", (getter)get_tls_info, NULL,
+     "None without TLS, else {'version', 'cipher', 'verified', 'verified_by'} (src/tls.c)", NULL},
     {NULL},
 };
 

@@ -216,6 +216,7 @@ typedef struct {
 /* What the TLS handshake established about the server's certificate (tls.c). */
 typedef struct {
     int policy;              /* internal: how the verify callback treats errors */
+    int mode;                /* the ssl_mode of the session (MC_SSL_*) */
     int deferred;            /* VERIFY_* without a CA and the chain is not trusted: the
                                 certificate awaits the server's proof of the password
                                 (MariaDB 11.4+, MDEV-31855) */
@@ -231,6 +232,8 @@ SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_o
 int mc_tls_session_done(mc_state *st, SSL *ssl, const mc_tls_opts *o, mc_tls_status *out);
 PyObject *mc_tls_handshake_error(mc_state *st, SSL *ssl, int err);
 void mc_tls_errors(char *buf, size_t cap);
+/* None (ssl NULL) or {'version', 'cipher', 'verified', 'hostname'}; new reference */
+PyObject *mc_tls_info(SSL *ssl, const mc_tls_status *st);
 
 /* ---- auth.c ---- */
 /* mysql_native_password scramble: out 20 bytes. Returns 0 or -1 with exception. */

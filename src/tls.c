@@ -169,6 +169,7 @@ SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_o
                     mc_tls_status *out) {
     ERR_clear_error();
     memset(out, 0, sizeof(*out));
+    out->mode = o->mode;
     SSL *ssl = SSL_new(ctx);
     if (!ssl) { tls_error(st, "cannot create an SSL session"); return NULL; }
     BIO *rbio = BIO_new(BIO_s_mem()), *wbio = BIO_new(BIO_s_mem());
@@ -258,4 +259,26 @@ PyObject *mc_tls_handshake_error(mc_state *st, SSL *ssl, int err) {
         return mc_raise(st->OperationalError, CR_SSL_CONNECTION_ERROR,
                         "SSL connection error: the server closed the connection");
     return tls_error(st, "TLS handshake failed");
+}
+
+/* The TLS state of an established session, for the Python layer's tls_info(): None without
+ * TLS (ssl NULL), else a dict
+ *   version      SSL_get_version(), e.g. 'TLSv1.3'
+ *   cipher       SSL_get_cipher_name(), e.g. 'TLS_AES_256_GCM_SHA384'
+ *   verified     the server's certificate was verified (by one of the ways below)
+ *   verified_by  'ca' (the chain, VERIFY_CA), 'ca+hostname' (the chain and the host name,
+ *                VERIFY_IDENTITY), 'fingerprint' (ssl_fingerprint), 'password' (MariaDB
+ *                11.4+'s proof in the final OK, MDEV-31855), or None (encrypted, unverified)
+ * New reference, or NULL with an exception. */
+PyObject *mc_tls_info(SSL *ssl, const mc_tls_status *st) {
+    if (!ssl) Py_RETURN_NONE;
+    const char *by = st->verified_by;
+    if (by && !strcmp(by, "ca") && st->mode >= MC_SSL_VERIFY_IDENTITY) by = "ca+hostname";
+    const char *version = SSL_get_version(ssl);
+    const char *cipher = SSL_get_cipher_name(ssl);
+    PyObject *vb = by ? PyUnicode_FromString(by) : Py_NewRef(Py_None);
+    if (!vb) return NULL;
+    return Py_BuildValue("{s:s,s:s,s:O,s:N}", "version", version ? version : "",
+                         "cipher", cipher ? cipher : "",
+                         "verified", by ? Py_True : Py_False, "verified_by", vb);
 }

@@ -359,6 +359,9 @@ class ScriptedServer:
         sock = None
         try:
             sock, _ = self.lsock.accept()
+            # one connection only: a second one (the KILL QUERY side connection after a
+            # timeout, issue 14) is refused at once instead of waiting in the backlog
+            self.lsock.close()
             sock.settimeout(20)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.result = self.script(Peer(sock))

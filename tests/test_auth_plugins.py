@@ -268,6 +268,7 @@ class Listener:
         sock = None
         try:
             sock, _ = self.lsock.accept()
+            self.lsock.close()   # one connection only (see tests/_peer.ScriptedServer)
             sock.settimeout(20)
             self.peer = WirePeer(sock, self.certs)
             self.result = self.script(self.peer)

@@ -11,7 +11,12 @@ DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY = range(5)
 
 
 @pytest.mark.parametrize("kwargs, mode", [
-    ({}, DISABLED),
+    ({}, PREFERRED),                    # libmysqlclient's default (issue 14)
+    ({"ssl": None}, PREFERRED),
+    ({"ssl": False}, DISABLED),
+    ({"ssl_disabled": True}, DISABLED),
+    ({"ssl_disabled": False}, PREFERRED),
+    ({"ssl_mode": "disabled"}, DISABLED),
     ({"ssl": True}, REQUIRED),
     ({"ssl": {}}, REQUIRED),
     ({"ssl": {"cert": "/c.pem", "key": "/k.pem"}}, REQUIRED),

@@ -160,11 +160,12 @@ def assert_tls_error(err, *fragments):
 # =========================================================================== ssl_mode
 
 @server_test
-def test_no_tls_option_means_no_tls(kw):
-    # mysqlclient's and PyMySQL's default: plain TCP unless a TLS option is given
+def test_no_tls_option_means_preferred(kw):
+    # libmysqlclient's default (issue 14; tests/test_tls_default.py has the rest):
+    # TLS when the server offers it, unverified
     with connect(kw) as conn:
-        assert ssl_version(conn) == ""
-        assert status(conn, "Ssl_cipher") == ""
+        assert ssl_version(conn).startswith("TLSv1.")
+        assert status(conn, "Ssl_cipher")
 
 
 @server_test
@@ -451,7 +452,10 @@ def current_user(conn):
 
 @server_test
 def test_require_ssl_account_refused_in_plaintext(tls_accounts):
-    err = connect_error(tls_accounts["req_ssl"])
+    # no option is PREFERRED (issue 14): TLS, so the account logs in
+    with connect(tls_accounts["req_ssl"]) as conn:
+        assert current_user(conn) == "req_ssl@%"
+    err = connect_error(tls_accounts["req_ssl"], ssl=False)
     assert err.args[0] == ER_ACCESS_DENIED_ERROR, err.args
     err = connect_error(tls_accounts["req_ssl"], ssl_mode="DISABLED")
     assert err.args[0] == ER_ACCESS_DENIED_ERROR, err.args

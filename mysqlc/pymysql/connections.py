@@ -229,7 +229,7 @@ class Connection(_connections.Connection):
         tls_given = (ssl or ssl_ca or ssl_cert or ssl_key or ssl_verify_cert
                      or ssl_verify_identity or ssl_disabled
                      or any(options.get(k) for k in _TLS_KEYWORDS))
-        if not tls_given:
+        if not tls_given and ssl is not False:   # ssl=False: no TLS
             options["ssl_mode"] = "PREFERRED"
         if conv is not None:
             self.encoders = {k: v for k, v in conv.items() if type(k) is not int}
@@ -260,7 +260,8 @@ class Connection(_connections.Connection):
             init_command=init_command, sql_mode=sql_mode, client_flag=client_flag,
             multi_statements=False, cursorclass=cursorclass, conv=conv,
             use_unicode=use_unicode, binary_prefix=False,
-            local_infile=local_infile, ssl=ssl if isinstance(ssl, dict) else None,
+            local_infile=local_infile,
+            ssl=ssl if isinstance(ssl, dict) or ssl is False else None,
             ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
             ssl_verify_cert=ssl_verify_cert, ssl_verify_identity=ssl_verify_identity,
             ssl_disabled=ssl_disabled, compress=bool(compress),

@@ -207,6 +207,14 @@ class _Arguments(dict):
     __str__ = __repr__
 
 
+# Added to session_track_system_variables at connect unless tracked already ('*': all);
+# sql_mode assigned its own value so that the server reports it at once.
+_TRACK_SQL_MODE = (
+    b"session_track_system_variables=IF(FIND_IN_SET('sql_mode',"
+    b"@@session_track_system_variables) OR @@session_track_system_variables='*',"
+    b"@@session_track_system_variables,CONCAT_WS(',',NULLIF("
+    b"@@session_track_system_variables,''),'sql_mode')), sql_mode=@@sql_mode")
+
 _ALIASES = {"password": "passwd", "passwd": "password", "database": "db", "db": "database"}
 _SSL_DICT_KEY = {"ssl_ca": "ca", "ssl_capath": "capath", "ssl_cert": "cert",
                  "ssl_key": "key", "ssl_cipher": "cipher", "ssl_mode": "ssl_mode",
@@ -350,6 +358,12 @@ class Connection:
         Autocommit mode to set after connecting (PEP 249: off).  ``SET autocommit``
         is sent only when the server's status differs.  None keeps the server's
         default (as mysqlclient).
+    session_track : bool, default True
+        Ask for session state tracking (CLIENT_SESSION_TRACK) when the server offers
+        it: ``USE db`` and ``SET NAMES x`` run as SQL then update :attr:`database`,
+        :attr:`charset` and :attr:`encoding`, and sql_mode is added to the session's
+        ``session_track_system_variables`` (in the same ``SET`` as autocommit) so that
+        the NO_BACKSLASH_ESCAPES hint follows it.  False: neither (docs/compat.md).
     connect_timeout : float, seconds, default 10
         Timeout for connecting, including the handshake (PyMySQL's default of
         10 s: a listener that accepts and never answers does not hang the call).
@@ -509,6 +523,7 @@ class Connection:
                  passwd: Union[str, bytes, None] = None, db: Union[str, bytes, None] = None,
                  charset: Optional[str] = None,
                  collation: Optional[str] = None, autocommit: Optional[bool] = False,
+                 session_track: bool = True,
                  connect_timeout: Optional[float] = _DEFAULT_CONNECT_TIMEOUT,
                  read_timeout: Optional[float] = None, write_timeout: Optional[float] = None,
                  init_command: Optional[str] = None, sql_mode: Optional[str] = None,
@@ -589,7 +604,8 @@ class Connection:
             except Exception:   # no login name (e.g. a uid without passwd entry)
                 user = ""
         self.user = user
-        self.database = self.db = database
+        self.database = database
+        self._session_track = bool(session_track)
         self.cursorclass = cursorclass or self.default_cursor
         self.messages = []
 
@@ -631,6 +647,92 @@ class Connection:
         self._max_allowed_packet = None    # cached by _get_max_allowed_packet()
         self._connect()
 
+    # ------------------------------------------------------------ session state
+
+    # The connection's view of the session follows statements run as SQL (``USE db``,
+    # ``SET NAMES x``) through the server's session state tracking (CLIENT_SESSION_TRACK,
+    # MySQL docs "OK_Packet"): the core counts the OK packets that report changes
+    # (session_track_seq), and these properties re-read its schema and tracked
+    # character_set_client when the count moved.
+    _track_seq = None
+    _seen_schema = None
+    _tracked_charset = None   # (charset, codec) reported by the server, or None
+
+    def _sync_session(self):
+        core = self.__dict__.get("_conn")
+        if core is None:
+            return
+        seq = core.session_track_seq
+        if seq == self._track_seq:
+            return
+        self._track_seq = seq
+        tracked = None
+        name = core.session_variables.get("character_set_client")
+        if name and _canonical_charset(name.lower()) != _canonical_charset(self._charset):
+            try:
+                cs, codec, _, _ = _resolve_charset(name.lower(), None)
+                tracked = (cs, codec)
+            except Error:
+                tracked = None   # a charset without a Python codec here: keep ours
+        if tracked != self._tracked_charset:
+            self._tracked_charset = tracked
+            self._qmark_cache.clear()   # cached encodings of str queries
+        schema = core.schema
+        if schema is not None and schema != self._seen_schema:
+            self._seen_schema = schema
+            self._database = schema or None
+
+    @property
+    def charset(self) -> str:
+        """The connection character set name: as given (or set with
+        :meth:`set_character_set`), or as the server reported it after ``SET NAMES``
+        run as SQL (session state tracking: character_set_client)."""
+        self._sync_session()
+        t = self._tracked_charset
+        return t[0] if t else self._charset
+
+    @charset.setter
+    def charset(self, value):
+        self._charset = value
+        self._tracked_charset = None
+
+    @property
+    def encoding(self) -> str:
+        """The Python codec of :attr:`charset` (queries and parameters are encoded
+        with it)."""
+        self._sync_session()
+        t = self._tracked_charset
+        return t[1] if t else self._encoding
+
+    @encoding.setter
+    def encoding(self, value):
+        self._encoding = value
+        self._tracked_charset = None
+
+    @property
+    def collation(self) -> Optional[str]:
+        """The collation given (None: the charset's default, or unknown after ``SET
+        NAMES`` run as SQL)."""
+        self._sync_session()
+        return None if self._tracked_charset else self._collation
+
+    @collation.setter
+    def collation(self, value):
+        self._collation = value
+
+    @property
+    def database(self) -> Union[str, bytes, None]:
+        """The default database: as given, set with :meth:`select_db`, or as the server
+        reported it after ``USE db`` run as SQL (session state tracking).  Alias: `db`."""
+        self._sync_session()
+        return self._database
+
+    @database.setter
+    def database(self, value):
+        self._database = value
+
+    db = database
+
     # ------------------------------------------------------------ connecting
 
     def _connect(self):
@@ -640,6 +742,9 @@ class Connection:
             core.converters = dict(self._decoders)
         core.use_unicode = self._use_unicode
         self._conn = core
+        self._track_seq = None
+        self._tracked_charset = None
+        self._seen_schema = None
         self._owner = None
         self._max_allowed_packet = None
         self._closed = False
@@ -668,8 +773,11 @@ class Connection:
                 # TLS checks (and SNI names) the host the user gave, even when
                 # "localhost" is reached over TCP at 127.0.0.1
                 server_hostname=self.host,
+                session_track=self._session_track,
                 **self._secure_options,
             )
+            self._seen_schema = core.schema
+            self._track_seq = core.session_track_seq
             if self._local_infile:
                 core.infile_handler = self._infile_handler
             self._stmt_cache.clear()
@@ -688,11 +796,33 @@ class Connection:
             if self._sql_mode:
                 self.set_sql_mode(self._sql_mode)
             self._transactional = bool(core.server_capabilities & CLIENT.TRANSACTIONS)
-            if self._autocommit_option is not None and self._transactional:
-                self.autocommit(self._autocommit_option)
+            self._connect_session_settings(core)
         except BaseException:
             core.close()
             raise
+
+    def _connect_session_settings(self, core):
+        """The autocommit mode and, when the server tracks session state, sql_mode
+        added to session_track_system_variables (with its current value reported, so
+        that the core's no_backslash_escapes follows sql_mode from the start): one
+        ``SET`` statement, the round trip ``SET autocommit=0`` took before."""
+        parts = []
+        option = self._autocommit_option
+        if option is not None and self._transactional and self.get_autocommit() != option:
+            parts.append(b"autocommit=1" if option else b"autocommit=0")
+        track = bool(core.client_flag & CLIENT.SESSION_TRACK) and self._session_track
+        if track:
+            parts.append(_TRACK_SQL_MODE)
+        if not parts:
+            return
+        try:
+            self._internal_query(b"SET " + b", ".join(parts))
+        except DatabaseError:
+            if not track or not core.open:
+                raise
+            # a server (or proxy) that refuses the tracking variables: autocommit alone
+            if len(parts) > 1:
+                self._internal_query(b"SET " + parts[0])
 
     # ------------------------------------------------------------ internals
 
@@ -1065,7 +1195,7 @@ class Connection:
         except Error as exc:
             self._note_error(exc)
             raise
-        self.database = self.db = db
+        self.database = db
 
     def set_sql_mode(self, sql_mode: str) -> None:
         """Run ``SET SESSION sql_mode = '<sql_mode>'`` (the mode is quoted and escaped)."""
@@ -1211,7 +1341,7 @@ class Connection:
                 self._max_allowed_packet = None
             self.user = user
             self._password = password
-            self.database = self.db = database
+            self.database = database
             if self._set_names:
                 self._internal_query_locked(self._conn, self._set_names.encode("ascii"))
         finally:

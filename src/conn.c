@@ -821,7 +821,7 @@ static PyGetSetDef Conn_getset[] = {
      " this session (a copy)", NULL},
     {"session_track_seq", (getter)mc_get_track_seq, NULL,
      "int that changes whenever tracked session state changes (or the session is new)", NULL},
-    {"query_attributes", (getter)mc_get_query_attributes, NULL,
+    {"has_query_attributes", (getter)mc_get_query_attributes, NULL,
      "the server accepted CLIENT_QUERY_ATTRIBUTES (query_attributes(), stmt_execute("
      "attributes=...))", NULL},
     {"converters", (getter)get_converters, (setter)set_converters,

@@ -196,7 +196,15 @@ static int parse_session_state(mc_conn *c, const unsigned char *p, size_t n) {
             }
             break;
         case SESSION_TRACK_STATE_CHANGE:
-            if (mc_reader_lenenc_str(&e, &a, &an) < 0) {
+            /* the servers send the flag as the data itself ("1"); the docs' inner
+               string<lenenc> is taken too */
+            a = d;
+            an = dn;
+            if (dn > 1 && mc_reader_lenenc_str(&e, &a, &an) < 0) {
+                bad = "session state change flag malformed";
+                goto malformed;
+            }
+            if (an == 0) {
                 bad = "session state change flag missing";
                 goto malformed;
             }

@@ -215,6 +215,10 @@ _TRACK_SQL_MODE = (
     b"@@session_track_system_variables,CONCAT_WS(',',NULLIF("
     b"@@session_track_system_variables,''),'sql_mode')), sql_mode=@@sql_mode")
 
+_RESYNC_SESSION = (b"SET sql_mode=@@sql_mode, character_set_client=@@character_set_client, "
+                   b"character_set_connection=@@character_set_connection, "
+                   b"character_set_results=@@character_set_results")
+
 _ALIASES = {"password": "passwd", "passwd": "password", "database": "db", "db": "database"}
 _SSL_DICT_KEY = {"ssl_ca": "ca", "ssl_capath": "capath", "ssl_cert": "cert",
                  "ssl_key": "key", "ssl_cipher": "cipher", "ssl_mode": "ssl_mode",
@@ -658,6 +662,8 @@ class Connection:
     _seen_schema = None
     _tracked_charset = None   # (charset, codec) reported by the server, or None
 
+    _resynced_seq = 0
+
     def _sync_session(self):
         core = self.__dict__.get("_conn")
         if core is None:
@@ -665,6 +671,8 @@ class Connection:
         seq = core.session_track_seq
         if seq == self._track_seq:
             return
+        if core.session_uncertain_seq > self._resynced_seq and self._resync_session(core):
+            seq = core.session_track_seq
         self._track_seq = seq
         tracked = None
         name = core.session_variables.get("character_set_client")
@@ -676,11 +684,48 @@ class Connection:
                 tracked = None   # a charset without a Python codec here: keep ours
         if tracked != self._tracked_charset:
             self._tracked_charset = tracked
-            self._qmark_cache.clear()   # cached encodings of str queries
+            self._charset_changed()
         schema = core.schema
         if schema is not None and schema != self._seen_schema:
             self._seen_schema = schema
             self._database = schema or None
+
+    _stmt_stale = False   # the cached prepared statements predate a charset change
+
+    def _charset_changed(self):
+        self._qmark_cache.clear()   # cached encodings of str queries
+        # MariaDB converts a prepared statement's str parameters as the charset of its
+        # prepare time said: the statements are re-prepared (see _drop_statements)
+        self._stmt_stale = bool(self.__dict__.get("_stmt_cache"))
+
+    def _drop_statements(self, cursor=None):
+        """Close the cached prepared statements (before the next prepared execute
+        after a character set change)."""
+        self._stmt_stale = False
+        self._discard_pending(cursor)
+        cache = self._stmt_cache
+        while cache:
+            _sql, stmt = cache.popitem(last=False)
+            self._conn.stmt_close(stmt.id)
+
+    def _resync_session(self, core):
+        """A change was reported in the middle of a response (a stored procedure with
+        result sets, a multi-statement): MariaDB restores sql_mode and
+        character_set_client when a procedure ends without reporting it after a result
+        set.  When the connection is idle and free, assigning the variables their own
+        values makes the server report what they are (one ``SET``).  True when done."""
+        if not core.open or core.rows_pending or core.more_results or core.cursor_open:
+            return False
+        if not self._lock.acquire(False):
+            return False
+        try:
+            core.query(_RESYNC_SESSION)
+        except Error:
+            return False   # the next command reports a lost connection
+        finally:
+            self._lock.release()
+        self._resynced_seq = core.session_track_seq
+        return True
 
     @property
     def charset(self) -> str:
@@ -745,6 +790,7 @@ class Connection:
         self._track_seq = None
         self._tracked_charset = None
         self._seen_schema = None
+        self._resynced_seq = 0
         self._owner = None
         self._max_allowed_packet = None
         self._closed = False
@@ -1228,7 +1274,7 @@ class Connection:
             sql += " COLLATE %s" % collation
         self._internal_query(sql.encode("ascii"))
         self.charset, self.encoding, self.collation = name, codec, collation or None
-        self._qmark_cache.clear()   # cached encodings of str queries
+        self._charset_changed()
 
     def set_charset(self, charset: str) -> None:
         """PyMySQL's name of :meth:`set_character_set` (`charset` alone)."""
@@ -1406,6 +1452,7 @@ class Connection:
     # ------------------------------------------------------------ literals
 
     def _literal_options(self):
+        self._sync_session()
         return {"no_backslash_escapes": self._conn.no_backslash_escapes,
                 "charset": self.charset, "encoding": self.encoding}
 

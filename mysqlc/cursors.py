@@ -243,6 +243,7 @@ class BaseCursor:
 
     def _format(self, conn, query, args):
         """Encode `query` and substitute `args`; returns bytes."""
+        conn._sync_session()   # before no_backslash_escapes is read (a procedure's restore)
         if isinstance(query, str):
             query = query.encode(conn.encoding)
         elif isinstance(query, (bytearray, memoryview)):
@@ -1191,6 +1192,8 @@ class _PreparedMixin:
     _prepared = True
 
     def _statement(self, conn, sql):
+        if conn._stmt_stale:
+            conn._drop_statements(self)
         cache = conn._stmt_cache
         stmt = cache.get(sql)
         if stmt is not None:

@@ -821,6 +821,9 @@ static PyGetSetDef Conn_getset[] = {
      " this session (a copy)", NULL},
     {"session_track_seq", (getter)mc_get_track_seq, NULL,
      "int that changes whenever tracked session state changes (or the session is new)", NULL},
+    {"session_uncertain_seq", (getter)mc_get_uncertain_seq, NULL,
+     "session_track_seq of the last change reported before the end of a response"
+     " (SERVER_MORE_RESULTS_EXISTS): a stored procedure may have undone it unreported", NULL},
     {"has_query_attributes", (getter)mc_get_query_attributes, NULL,
      "the server accepted CLIENT_QUERY_ATTRIBUTES (query_attributes(), stmt_execute("
      "attributes=...))", NULL},

@@ -149,6 +149,10 @@ struct mc_conn_s {
     PyObject *session_changes; /* dict: the last OK's session state changes, or NULL */
     PyObject *session_vars;    /* dict str -> str: every tracked system variable's last value */
     uint64_t track_seq;        /* OK packets with session state changes so far */
+    uint64_t uncertain_seq;    /* track_seq of the last change reported before the end of a
+                                  response (SERVER_MORE_RESULTS_EXISTS): a stored procedure
+                                  restores sql_mode / character_set_client when it ends,
+                                  unreported after a result set */
     int tracked_nbe;           /* NO_BACKSLASH_ESCAPES in the tracked sql_mode: 0 unknown,
                                   1 off, 2 on */
 };
@@ -237,6 +241,7 @@ PyObject *mc_get_schema(mc_conn *c, void *x);
 PyObject *mc_get_session_changes(mc_conn *c, void *x);
 PyObject *mc_get_session_variables(mc_conn *c, void *x);
 PyObject *mc_get_track_seq(mc_conn *c, void *x);
+PyObject *mc_get_uncertain_seq(mc_conn *c, void *x);
 
 /* results.c */
 void mc_clear_result(mc_conn *c);

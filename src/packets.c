@@ -141,7 +141,7 @@ static int track_set(PyObject *d, const char *key, PyObject *v) {
    data string<lenenc>): into c->session_changes (a new dict), c->session_vars,
    c->schema and c->tracked_nbe.  Unknown types are skipped by their length.  0, or -1
    with OperationalError 2027 (the connection closed) or MemoryError. */
-static int parse_session_state(mc_conn *c, const unsigned char *p, size_t n) {
+static int parse_session_state(mc_conn *c, const unsigned char *p, size_t n, uint16_t status) {
     mc_reader r;
     mc_reader_init(&r, p, n);
     PyObject *changes = PyDict_New(), *vars = NULL;
@@ -238,6 +238,7 @@ static int parse_session_state(mc_conn *c, const unsigned char *p, size_t n) {
     Py_XDECREF(vars);
     Py_XSETREF(c->session_changes, changes);
     c->track_seq++;
+    if (status & SERVER_MORE_RESULTS_EXISTS) c->uncertain_seq = c->track_seq;
     return 0;
 malformed:
     mc_conn_malformed(c, bad);
@@ -255,6 +256,9 @@ PyObject *mc_get_session_variables(mc_conn *c, void *x) {
 }
 PyObject *mc_get_track_seq(mc_conn *c, void *x) {
     return PyLong_FromUnsignedLongLong(c->track_seq);
+}
+PyObject *mc_get_uncertain_seq(mc_conn *c, void *x) {
+    return PyLong_FromUnsignedLongLong(c->uncertain_seq);
 }
 
 /* ================================================================ OK / ERR / EOF */
@@ -299,7 +303,7 @@ int mc_parse_ok(mc_conn *c, const unsigned char *p, size_t n) {
                 mc_conn_malformed(c, "OK packet session state longer than the packet");
                 return -1;
             }
-            if (parse_session_state(c, ss, sn) < 0) return -1;
+            if (parse_session_state(c, ss, sn, status) < 0) return -1;
         }
     } else {
         /* MariaDB sends the info as a length-encoded string even without

@@ -119,7 +119,11 @@ class Connection:
     # commands and result reading
     def query(self, sql: Buffer, /) -> int: ...
     def query_attributes(
-        self, sql: Buffer, attributes: Sequence[tuple[Union[str, bytes], Any]], /
+        self,
+        sql: Buffer,
+        attributes: Sequence[tuple[Union[str, bytes], Any]],
+        encoding: Optional[str] = "utf-8",
+        /,
     ) -> int: ...
     def fetch(
         self, n: int = -1, keys: Optional[tuple[str, ...]] = None, max_bytes: int = 0

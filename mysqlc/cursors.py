@@ -335,7 +335,7 @@ class BaseCursor:
             if attributes is None:
                 self._read_result(core, core.query(sql))
             else:
-                self._read_result(core, core.query_attributes(sql, attributes))
+                self._read_result(core, core.query_attributes(sql, attributes, conn.encoding))
             return self.rowcount
         except Error as exc:
             conn._note_error(exc)

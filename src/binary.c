@@ -495,11 +495,19 @@ int mc_encode_named_params(mc_state *st, mc_writer *w, PyObject *params, const c
             Py_DECREF(a);
             if (rc < 0) {
                 if (i >= np && PyErr_ExceptionMatches(st->ProgrammingError)) {
-                    PyObject *name = ATTR_NAME(i - np);
-                    PyErr_Clear();
-                    mc_raise(st->ProgrammingError, 0,
-                             "query attribute %R: unsupported value type %s", name,
-                             Py_TYPE(v)->tp_name);
+                    /* the encoder names "parameter k": name the attribute instead */
+                    PyObject *et, *ev, *tb;
+                    PyErr_Fetch(&et, &ev, &tb);
+                    PyErr_NormalizeException(&et, &ev, &tb);
+                    PyObject *args = ev ? PyObject_GetAttrString(ev, "args") : NULL;
+                    PyObject *msg = args && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 1
+                                        ? PyTuple_GET_ITEM(args, 1) : Py_None;
+                    mc_raise(st->ProgrammingError, 0, "query attribute %R (a %s): %S",
+                             ATTR_NAME(i - np), Py_TYPE(v)->tp_name, msg);
+                    Py_XDECREF(args);
+                    Py_XDECREF(et);
+                    Py_XDECREF(ev);
+                    Py_XDECREF(tb);
                 }
                 goto error;
             }

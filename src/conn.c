@@ -839,8 +839,8 @@ static PyMethodDef Conn_methods[] = {
      " write_timeout=None)"},
     {"query", (PyCFunction)Conn_query, METH_O, "query(sql: bytes) -> field count"},
     {"query_attributes", (PyCFunction)Conn_query_attributes, METH_VARARGS,
-     "query_attributes(sql: bytes, names: sequence of str|bytes, values: sequence) -> field"
-     " count: COM_QUERY with query attributes (CLIENT_QUERY_ATTRIBUTES)"},
+     "query_attributes(sql: bytes, attributes: sequence of (name, value), encoding='utf-8')"
+     " -> field count: COM_QUERY with query attributes (CLIENT_QUERY_ATTRIBUTES)"},
     {"fetch", (PyCFunction)(void (*)(void))Conn_fetch, METH_VARARGS | METH_KEYWORDS,
      "fetch(n=-1, keys=None, max_bytes=0) -> list of rows (at most n; stops once the rows"
      " read add up to max_bytes of packets, when > 0)"},

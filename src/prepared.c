@@ -104,7 +104,7 @@ PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     PyObject *seq = PySequence_Fast(params, "params must be a sequence");
     if (!seq) return NULL;
     if (attributes != Py_None) {
-        attrs = PySequence_Fast(attributes, "attributes must be a sequence of (name, value)");
+        attrs = PySequence_Tuple(attributes);   /* immutable while values are encoded */
         if (!attrs) { Py_DECREF(seq); return NULL; }
     }
     if (mc_conn_enter(c) < 0) { Py_DECREF(seq); Py_XDECREF(attrs); return NULL; }
@@ -251,15 +251,19 @@ int mc_send_query(mc_conn *c, const unsigned char *sql, size_t n) {
     return mc_conn_command_head(c, head, 3, sql, n);
 }
 
-/* query_attributes(sql, attributes) -> field count   [COM_QUERY with query attributes]
+/* query_attributes(sql, attributes, encoding="utf-8") -> field count
+   [COM_QUERY with query attributes]
    `attributes`: a sequence of (name, value) tuples, name str or bytes, value of a type
-   stmt_execute() takes (None, int, float, str, bytes, Decimal, date/time types).  The
+   stmt_execute() takes (None, int, float, str, bytes, Decimal, date/time types; str
+   values encoded with `encoding`, a Python codec).  The
    attribute block is encoded into c->wbuf and sent with the query behind it, in one
    packet.  NotSupportedError without CLIENT_QUERY_ATTRIBUTES (nothing sent). */
 PyObject *Conn_query_attributes(mc_conn *c, PyObject *args) {
     PyObject *sql, *attributes;
-    if (!PyArg_ParseTuple(args, "OO:query_attributes", &sql, &attributes)) return NULL;
-    PyObject *attrs = PySequence_Fast(attributes, "attributes must be a sequence of (name, value)");
+    const char *encoding = "utf-8";
+    if (!PyArg_ParseTuple(args, "OO|z:query_attributes", &sql, &attributes, &encoding))
+        return NULL;
+    PyObject *attrs = PySequence_Tuple(attributes);   /* immutable while values are encoded */
     if (!attrs) return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(sql, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(attrs); return NULL; }
@@ -272,7 +276,7 @@ PyObject *Conn_query_attributes(mc_conn *c, PyObject *args) {
     Py_ssize_t na = PySequence_Fast_GET_SIZE(attrs);
     if (mc_writer_u8(w, COM_QUERY) < 0 || mc_writer_lenenc(w, (uint64_t)na) < 0 ||
         mc_writer_lenenc(w, 1) < 0 ||
-        mc_encode_named_params(c->st, w, NULL, NULL, attrs, "utf-8") < 0)
+        mc_encode_named_params(c->st, w, NULL, NULL, attrs, encoding) < 0)
         goto done;
     if (mc_check_packet(c, w->len + (size_t)view.len, "the statement (COM_QUERY)") < 0) goto done;
     c->binary = 0;

@@ -350,3 +350,34 @@ def test_peer_ok_after_rows_carries_state():
     assert c.schema == "other"
     c.close()
     srv.check()
+
+
+def test_peer_connect_sequence_one_round_trip():
+    """At connect, sql_mode tracking rides in the SET that sets autocommit: one statement,
+    as without tracking; the reported sql_mode sets the NO_BACKSLASH_ESCAPES view."""
+    from _peer import PASSWORD, USER
+    seen = []
+
+    def script(peer):
+        peer.handshake(caps=FULL_CAPS | CLIENT_SESSION_TRACK)
+        sql = peer.expect_query()
+        seen.append(sql)
+        peer.send(state_ok([sysvar(b"autocommit", b"OFF"),
+                            sysvar(b"sql_mode", b"STRICT_ALL_TABLES,NO_BACKSLASH_ESCAPES")],
+                           status=SERVER_SESSION_STATE_CHANGED))
+        peer.expect_query(b"SELECT 1")
+        peer.send(b"\x00\x00\x00" + struct.pack("<HH", 0, 0))
+        peer.expect_close()
+    srv = scripted(script)
+    c = mysqlc.connect(host="127.0.0.1", port=srv.port, user=USER.decode(),
+                       password=PASSWORD.decode())
+    try:
+        assert seen[0].startswith(b"SET autocommit=0, session_track_system_variables=")
+        assert seen[0].endswith(b"sql_mode=@@sql_mode")
+        assert c.get_autocommit() is False
+        assert c._conn.no_backslash_escapes is True
+        assert c.literal("a'b\\c") == b"'a''b\\c'"
+        c.cursor().execute("SELECT 1")
+    finally:
+        c.close()
+    srv.check()

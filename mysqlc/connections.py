@@ -232,6 +232,18 @@ class _Arguments(dict):
     __str__ = __repr__
 
 
+# Added to session_track_system_variables at connect unless tracked already ('*': all);
+# sql_mode assigned its own value so that the server reports it at once.
+_TRACK_SQL_MODE = (
+    b"session_track_system_variables=IF(FIND_IN_SET('sql_mode',"
+    b"@@session_track_system_variables) OR @@session_track_system_variables='*',"
+    b"@@session_track_system_variables,CONCAT_WS(',',NULLIF("
+    b"@@session_track_system_variables,''),'sql_mode')), sql_mode=@@sql_mode")
+
+_RESYNC_SESSION = (b"SET sql_mode=@@sql_mode, character_set_client=@@character_set_client, "
+                   b"character_set_connection=@@character_set_connection, "
+                   b"character_set_results=@@character_set_results")
+
 _ALIASES = {"password": "passwd", "passwd": "password", "database": "db", "db": "database"}
 _SSL_DICT_KEY = {"ssl_ca": "ca", "ssl_capath": "capath", "ssl_cert": "cert",
                  "ssl_key": "key", "ssl_cipher": "cipher", "ssl_mode": "ssl_mode",
@@ -375,6 +387,12 @@ class Connection:
         Autocommit mode to set after connecting (PEP 249: off).  ``SET autocommit``
         is sent only when the server's status differs.  None keeps the server's
         default (as mysqlclient).
+    session_track : bool, default True
+        Ask for session state tracking (CLIENT_SESSION_TRACK) when the server offers
+        it: ``USE db`` and ``SET NAMES x`` run as SQL then update :attr:`database`,
+        :attr:`charset` and :attr:`encoding`, and sql_mode is added to the session's
+        ``session_track_system_variables`` (in the same ``SET`` as autocommit) so that
+        the NO_BACKSLASH_ESCAPES hint follows it.  False: neither (docs/compat.md).
     connect_timeout : float, seconds, default 10
         Timeout for connecting, including the handshake (PyMySQL's default of
         10 s: a listener that accepts and never answers does not hang the call).
@@ -548,6 +566,7 @@ class Connection:
                  passwd: Union[str, bytes, None] = None, db: Union[str, bytes, None] = None,
                  charset: Optional[str] = None,
                  collation: Optional[str] = None, autocommit: Optional[bool] = False,
+                 session_track: bool = True,
                  connect_timeout: Optional[float] = _DEFAULT_CONNECT_TIMEOUT,
                  read_timeout: Optional[float] = None, write_timeout: Optional[float] = None,
                  init_command: Optional[str] = None, sql_mode: Optional[str] = None,
@@ -629,7 +648,8 @@ class Connection:
             except Exception:   # no login name (e.g. a uid without passwd entry)
                 user = ""
         self.user = user
-        self.database = self.db = database
+        self.database = database
+        self._session_track = bool(session_track)
         self.cursorclass = cursorclass or self.default_cursor
         self.messages = []
 
@@ -671,6 +691,133 @@ class Connection:
         self._max_allowed_packet = None    # cached by _get_max_allowed_packet()
         self._connect()
 
+    # ------------------------------------------------------------ session state
+
+    # The connection's view of the session follows statements run as SQL (``USE db``,
+    # ``SET NAMES x``) through the server's session state tracking (CLIENT_SESSION_TRACK,
+    # MySQL docs "OK_Packet"): the core counts the OK packets that report changes
+    # (session_track_seq), and these properties re-read its schema and tracked
+    # character_set_client when the count moved.
+    _track_seq = None
+    _seen_schema = None
+    _tracked_charset = None   # (charset, codec) reported by the server, or None
+
+    _resynced_seq = 0
+
+    def _sync_session(self):
+        core = self.__dict__.get("_conn")
+        if core is None:
+            return
+        seq = getattr(core, "session_track_seq", None)   # None: a stand-in core (tests)
+        if seq == self._track_seq or seq is None:
+            return
+        if core.session_uncertain_seq > self._resynced_seq and self._resync_session(core):
+            seq = core.session_track_seq
+        self._track_seq = seq
+        tracked = None
+        name = core.session_variables.get("character_set_client")
+        if name and _canonical_charset(name.lower()) != _canonical_charset(self._charset):
+            try:
+                cs, codec, _, _ = _resolve_charset(name.lower(), None)
+                tracked = (cs, codec)
+            except Error:
+                tracked = None   # a charset without a Python codec here: keep ours
+        if tracked != self._tracked_charset:
+            self._tracked_charset = tracked
+            self._charset_changed()
+        schema = core.schema
+        if schema is not None and schema != self._seen_schema:
+            self._seen_schema = schema
+            self._database = schema or None
+
+    _stmt_stale = False   # the cached prepared statements predate a charset change
+
+    def _charset_changed(self):
+        self._qmark_cache.clear()   # cached encodings of str queries
+        # MariaDB converts a prepared statement's str parameters as the charset of its
+        # prepare time said: the statements are re-prepared (see _drop_statements)
+        self._stmt_stale = bool(self.__dict__.get("_stmt_cache"))
+
+    def _drop_statements(self, cursor=None):
+        """Close the cached prepared statements (before the next prepared execute
+        after a character set change)."""
+        self._stmt_stale = False
+        self._discard_pending(cursor)
+        cache = self._stmt_cache
+        while cache:
+            _sql, stmt = cache.popitem(last=False)
+            self._conn.stmt_close(stmt.id)
+
+    def _resync_session(self, core):
+        """A change was reported in the middle of a response (a stored procedure with
+        result sets, a multi-statement): MariaDB restores sql_mode and
+        character_set_client when a procedure ends without reporting it after a result
+        set.  When the connection is idle and free, assigning the variables their own
+        values makes the server report what they are (one ``SET``).  True when done."""
+        if not core.open or core.rows_pending or core.more_results or core.cursor_open:
+            return False
+        if not self._lock.acquire(False):
+            return False
+        try:
+            core.query(_RESYNC_SESSION)
+        except Error:
+            return False   # the next command reports a lost connection
+        finally:
+            self._lock.release()
+        self._resynced_seq = core.session_track_seq
+        return True
+
+    @property
+    def charset(self) -> str:
+        """The connection character set name: as given (or set with
+        :meth:`set_character_set`), or as the server reported it after ``SET NAMES``
+        run as SQL (session state tracking: character_set_client)."""
+        self._sync_session()
+        t = self._tracked_charset
+        return t[0] if t else self._charset
+
+    @charset.setter
+    def charset(self, value):
+        self._charset = value
+        self._tracked_charset = None
+
+    @property
+    def encoding(self) -> str:
+        """The Python codec of :attr:`charset` (queries and parameters are encoded
+        with it)."""
+        self._sync_session()
+        t = self._tracked_charset
+        return t[1] if t else self._encoding
+
+    @encoding.setter
+    def encoding(self, value):
+        self._encoding = value
+        self._tracked_charset = None
+
+    @property
+    def collation(self) -> Optional[str]:
+        """The collation given (None: the charset's default, or unknown after ``SET
+        NAMES`` run as SQL)."""
+        self._sync_session()
+        return None if self._tracked_charset else self._collation
+
+    @collation.setter
+    def collation(self, value):
+        self._collation = value
+
+    @property
+    def database(self) -> Union[str, bytes, None]:
+        """The default database: as given, set with :meth:`select_db`, or as the server
+        reported it after ``USE db`` run as SQL (session state tracking).  Alias: `db`."""
+        self._sync_session()
+        return self._database
+
+    @database.setter
+    def database(self, value):
+        self._database = value
+
+    db = database
+
     # ------------------------------------------------------------ connecting
 
     def _connect(self):
@@ -681,6 +828,10 @@ class Connection:
             core.converters = dict(self._decoders)
         core.use_unicode = self._use_unicode
         self._conn = core
+        self._track_seq = None
+        self._tracked_charset = None
+        self._seen_schema = None
+        self._resynced_seq = 0
         self._owner = None
         self._max_allowed_packet = None
         self._closed = False
@@ -709,8 +860,11 @@ class Connection:
                 # TLS checks (and SNI names) the host the user gave, even when
                 # "localhost" is reached over TCP at 127.0.0.1
                 server_hostname=self.host,
+                session_track=self._session_track,
                 **self._secure_options,
             )
+            self._seen_schema = getattr(core, "schema", None)
+            self._track_seq = getattr(core, "session_track_seq", None)
             if self._local_infile:
                 core.infile_handler = self._infile_handler
             self._stmt_cache.clear()
@@ -729,11 +883,33 @@ class Connection:
             if self._sql_mode:
                 self.set_sql_mode(self._sql_mode)
             self._transactional = bool(core.server_capabilities & CLIENT.TRANSACTIONS)
-            if self._autocommit_option is not None and self._transactional:
-                self.autocommit(self._autocommit_option)
+            self._connect_session_settings(core)
         except BaseException:
             core.close()
             raise
+
+    def _connect_session_settings(self, core):
+        """The autocommit mode and, when the server tracks session state, sql_mode
+        added to session_track_system_variables (with its current value reported, so
+        that the core's no_backslash_escapes follows sql_mode from the start): one
+        ``SET`` statement, the round trip ``SET autocommit=0`` took before."""
+        parts = []
+        option = self._autocommit_option
+        if option is not None and self._transactional and self.get_autocommit() != option:
+            parts.append(b"autocommit=1" if option else b"autocommit=0")
+        track = bool(core.client_flag & CLIENT.SESSION_TRACK) and self._session_track
+        if track:
+            parts.append(_TRACK_SQL_MODE)
+        if not parts:
+            return
+        try:
+            self._internal_query(b"SET " + b", ".join(parts))
+        except DatabaseError:
+            if not track or not core.open:
+                raise
+            # a server (or proxy) that refuses the tracking variables: autocommit alone
+            if len(parts) > 1:
+                self._internal_query(b"SET " + parts[0])
 
     # ------------------------------------------------------------ internals
 
@@ -1142,7 +1318,7 @@ class Connection:
         except Error as exc:
             self._note_error(exc)
             raise
-        self.database = self.db = db
+        self.database = db
 
     def set_sql_mode(self, sql_mode: str) -> None:
         """Run ``SET SESSION sql_mode = '<sql_mode>'`` (the mode is quoted and escaped)."""
@@ -1175,7 +1351,7 @@ class Connection:
             sql += " COLLATE %s" % collation
         self._internal_query(sql.encode("ascii"))
         self.charset, self.encoding, self.collation = name, codec, collation or None
-        self._qmark_cache.clear()   # cached encodings of str queries
+        self._charset_changed()
 
     def set_charset(self, charset: str) -> None:
         """PyMySQL's name of :meth:`set_character_set` (`charset` alone)."""
@@ -1316,7 +1492,7 @@ class Connection:
                 self._max_allowed_packet = None
             self.user = user
             self._password = password
-            self.database = self.db = database
+            self.database = database
             if self._set_names:
                 self._internal_query_locked(self._conn, self._set_names.encode("ascii"))
         finally:
@@ -1381,6 +1557,7 @@ class Connection:
     # ------------------------------------------------------------ literals
 
     def _literal_options(self):
+        self._sync_session()
         return {"no_backslash_escapes": self._conn.no_backslash_escapes,
                 "charset": self.charset, "encoding": self.encoding}
 

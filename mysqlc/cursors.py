@@ -275,6 +275,7 @@ class BaseCursor:
 
     def _format(self, conn, query, args):
         """Encode `query` and substitute `args`; returns bytes."""
+        conn._sync_session()   # before no_backslash_escapes is read (a procedure's restore)
         if isinstance(query, str):
             query = query.encode(conn.encoding)
         elif isinstance(query, (bytearray, memoryview)):
@@ -286,7 +287,67 @@ class BaseCursor:
         return _format_query(conn._core_module.format_query, query, _normalize_args(args),
                              _format_options(conn))
 
-    def _query(self, conn, sql):
+    # ------------------------------------------------------------ query attributes
+
+    #: (name, value) query attributes sent with every execute (add_attribute)
+    _attributes = ()
+
+    def add_attribute(self, name: str, value: Any) -> None:
+        """Add a query attribute sent with every following :meth:`execute` of this
+        cursor, until removed (mysql-connector-python's method; MySQL 8.0.23+
+        CLIENT_QUERY_ATTRIBUTES, read on the server with
+        ``mysql_query_attribute_string(name)``).
+
+        `value`: None, bool, int, float, str, bytes, Decimal, datetime.date,
+        datetime.datetime, datetime.time or datetime.timedelta (sent in the binary
+        parameter format).  Raises TypeError for a name that is not str.  A server
+        without query attributes (MariaDB) makes the execute raise NotSupportedError.
+        """
+        if not isinstance(name, str):
+            raise TypeError("query attribute name must be str, not %s" % type(name).__name__)
+        if not self._attributes:
+            self._attributes = []
+        self._attributes.append((name, value))
+
+    def get_attributes(self) -> Optional[list[tuple[str, Any]]]:
+        """The cursor's query attributes as a list of ``(name, value)``, or None when
+        there are none (mysql-connector-python's method)."""
+        return list(self._attributes) or None
+
+    def remove_attribute(self, name: str) -> Any:
+        """Remove the query attribute `name` (the first one added with that name) and
+        return its value; None when there is none (mysql-connector-python's method)."""
+        if not isinstance(name, str):
+            raise TypeError("query attribute name must be str, not %s" % type(name).__name__)
+        for i, (n, v) in enumerate(self._attributes):
+            if n == name:
+                del self._attributes[i]
+                return v
+        return None
+
+    def clear_attributes(self) -> None:
+        """Remove all query attributes of this cursor."""
+        self._attributes = ()
+
+    def _query_attributes(self, attributes):
+        """The (name, value) list to send: the cursor's, then `attributes` (a mapping
+        or an iterable of pairs) given to this execute; None when there are none."""
+        attrs = list(self._attributes)
+        if attributes is not None:
+            items = attributes.items() if isinstance(attributes, Mapping) else attributes
+            for pair in items:
+                try:
+                    name, value = pair
+                except (TypeError, ValueError):
+                    raise TypeError("attributes must be a mapping or (name, value) pairs, "
+                                    "not an item %r" % (pair,)) from None
+                if not isinstance(name, str):
+                    raise TypeError("query attribute name must be str, not %s"
+                                    % type(name).__name__)
+                attrs.append((name, value))
+        return attrs or None
+
+    def _query(self, conn, sql, attributes=None):
         """Send `sql` (bytes) and buffer its first result; returns rowcount."""
         if conn._closed:
             raise conn._closed_error()
@@ -300,7 +361,10 @@ class BaseCursor:
             conn._discard_pending(self)
             conn._owner = weakref.ref(self)
             self._executed = sql
-            self._read_result(core, core.query(sql))
+            if attributes is None:
+                self._read_result(core, core.query(sql))
+            else:
+                self._read_result(core, core.query_attributes(sql, attributes, conn.encoding))
             return self.rowcount
         except Error as exc:
             conn._note_error(exc)
@@ -340,7 +404,9 @@ class BaseCursor:
     # ------------------------------------------------------------ execute
 
     def execute(self, query: Union[str, bytes], args: _Args = None, *,
-                infile: Optional[_Infile] = None) -> int:
+                infile: Optional[_Infile] = None,
+                attributes: Union[Mapping[str, Any], Iterable[tuple[str, Any]], None] = None
+                ) -> int:
         """Execute one statement.
 
         Parameters
@@ -357,6 +423,10 @@ class BaseCursor:
         infile : bytes, binary file or iterable of bytes, optional
             The data for a ``LOAD DATA LOCAL INFILE`` statement (needs
             ``connect(local_infile=True)``); streamed in chunks, never read whole.
+        attributes : mapping or iterable of (name, value) pairs, optional
+            Query attributes for this statement only, sent after the cursor's own
+            (:meth:`add_attribute`) in COM_QUERY (MySQL 8.0.23+, MySQL docs
+            "COM_QUERY", CLIENT_QUERY_ATTRIBUTES); names are str.
 
         Returns
         -------
@@ -365,6 +435,10 @@ class BaseCursor:
 
         Raises
         ------
+        NotSupportedError
+            Query attributes (given here or with :meth:`add_attribute`) and a server
+            without CLIENT_QUERY_ATTRIBUTES (MariaDB, MySQL before 8.0.23): nothing
+            is sent, the connection stays usable.
         ProgrammingError
             Placeholder/parameter count mismatch, unsupported parameter type, SQL
             error mapped to it, closed cursor.
@@ -383,13 +457,15 @@ class BaseCursor:
         # mysqlclient's execute() first drains the connection (mysql_next_result),
         # which clears the last error even when the parameters then fail to format
         conn._last_error = _NO_ERROR
+        attrs = self._query_attributes(attributes) if (attributes is not None or
+                                                       self._attributes) else None
         if infile is None:
-            return self._query(conn, self._format(conn, query, args))
+            return self._query(conn, self._format(conn, query, args), attrs)
         if not conn._local_infile:
             raise ProgrammingError(0, "infile= needs connect(local_infile=True)")
         conn._pending_infile = infile
         try:
-            return self._query(conn, self._format(conn, query, args))
+            return self._query(conn, self._format(conn, query, args), attrs)
         finally:
             conn._pending_infile = None
 
@@ -1145,6 +1221,8 @@ class _PreparedMixin:
     _prepared = True
 
     def _statement(self, conn, sql):
+        if conn._stmt_stale:
+            conn._drop_statements(self)
         cache = conn._stmt_cache
         stmt = cache.get(sql)
         if stmt is not None:
@@ -1166,9 +1244,14 @@ class _PreparedMixin:
         return stmt
 
     def execute(self, query: Union[str, bytes], args: _Args = None, *,
-                infile: Optional[_Infile] = None) -> int:
+                infile: Optional[_Infile] = None,
+                attributes: Union[Mapping[str, Any], Iterable[tuple[str, Any]], None] = None
+                ) -> int:
         """Execute `query` as a prepared statement with `args` (see the class
-        docstring).  Returns :attr:`rowcount`.
+        docstring).  Returns :attr:`rowcount`.  `attributes`: query attributes as
+        for :meth:`Cursor.execute`, sent in COM_STMT_EXECUTE after the parameters
+        (PARAMETER_COUNT_AVAILABLE; NotSupportedError without
+        CLIENT_QUERY_ATTRIBUTES).
 
         Raises
         ------
@@ -1182,6 +1265,9 @@ class _PreparedMixin:
         """
         conn = self._get_conn()
         conn._last_error = _NO_ERROR     # as BaseCursor.execute
+        conn._sync_session()             # SET NAMES run as SQL: the cache was cleared
+        attrs = self._query_attributes(attributes) if (attributes is not None or
+                                                       self._attributes) else None
         qcache = conn._qmark_cache
         key = (query, args is None)
         hit = qcache.get(key) if isinstance(query, (str, bytes)) else None
@@ -1231,7 +1317,8 @@ class _PreparedMixin:
             try:
                 field_count, stmt.types = core.stmt_execute(
                     stmt.id, params, stmt.types, cursor=self._server_cursor,
-                    long_data_threshold=conn.long_data_threshold, encoding=conn.encoding)
+                    long_data_threshold=conn.long_data_threshold, encoding=conn.encoding,
+                    attributes=attrs)
             finally:
                 conn._pending_infile = None
             self._stmt = stmt

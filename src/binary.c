@@ -405,3 +405,121 @@ int mc_encode_binary_params(mc_state *st, mc_writer *w, PyObject *params, const 
     Py_XSETREF(*types, now);
     return 0;
 }
+
+static size_t lenenc_size(size_t n) {
+    return n < 251 ? 1 : n < 0x10000 ? 3 : n < 0x1000000 ? 4 : 9;
+}
+
+/* The UTF-8 (str) or raw (bytes) text of a query attribute name; 0 or -1 (TypeError). */
+static int attr_name(PyObject *o, Py_ssize_t i, const char **s, Py_ssize_t *n) {
+    if (PyUnicode_Check(o)) {
+        *s = PyUnicode_AsUTF8AndSize(o, n);
+        return *s ? 0 : -1;
+    }
+    if (PyBytes_Check(o)) {
+        *s = PyBytes_AS_STRING(o);
+        *n = PyBytes_GET_SIZE(o);
+        return 0;
+    }
+    PyErr_Format(PyExc_TypeError, "query attribute %zd: the name must be str or bytes, not %s",
+                 i + 1, Py_TYPE(o)->tp_name);
+    return -1;
+}
+
+/* Parameters then named query attributes, in the layout COM_QUERY (CLIENT_QUERY_ATTRIBUTES)
+ * and COM_STMT_EXECUTE (PARAMETER_COUNT_AVAILABLE) carry after the parameter count (MySQL
+ * docs "COM_QUERY", "COM_STMT_EXECUTE"): NULL bitmap over all of them,
+ * new_params_bind_flag = 1, per value its type int<2> and name string<lenenc> (empty for
+ * the statement's parameters), then the non-NULL values.  `params` (a fast sequence, or
+ * NULL) come first, `long_mask` as for mc_encode_binary_params; `attrs` (a fast sequence
+ * or NULL) holds (name, value) tuples, name str or bytes.  Written once, straight into w: the names' sizes are
+ * known first, the types are filled in as each value is encoded.  0, or -1 with
+ * ProgrammingError/TypeError naming the parameter or attribute. */
+#define ATTR_NAME(k) PyTuple_GET_ITEM(PySequence_Fast_GET_ITEM(attrs, (k)), 0)
+#define ATTR_VALUE(k) PyTuple_GET_ITEM(PySequence_Fast_GET_ITEM(attrs, (k)), 1)
+int mc_encode_named_params(mc_state *st, mc_writer *w, PyObject *params, const char *long_mask,
+                           PyObject *attrs, const char *encoding) {
+    Py_ssize_t np = params ? PySequence_Fast_GET_SIZE(params) : 0;
+    Py_ssize_t na = attrs ? PySequence_Fast_GET_SIZE(attrs) : 0;
+    Py_ssize_t n = np + na;
+    if (n == 0) return 0;
+    if (ensure_datetime() < 0) return -1;
+    size_t head = (size_t)(n + 7) / 8 + 1 + 3 * (size_t)np;
+    for (Py_ssize_t i = 0; i < na; i++) {
+        const char *s;
+        Py_ssize_t l;
+        PyObject *pair = PySequence_Fast_GET_ITEM(attrs, i);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_Format(PyExc_TypeError, "query attribute %zd: expected a (name, value) tuple,"
+                         " not %s", i + 1, Py_TYPE(pair)->tp_name);
+            return -1;
+        }
+        if (attr_name(PyTuple_GET_ITEM(pair, 0), i, &s, &l) < 0) return -1;
+        head += 2 + lenenc_size((size_t)l) + (size_t)l;
+    }
+    if (mc_writer_reserve(w, head) < 0) return -1;
+    size_t bitmap_at = w->len;
+    memset(w->buf + w->len, 0, (size_t)(n + 7) / 8);
+    w->len += (size_t)(n + 7) / 8;
+    w->buf[w->len++] = 1;                      /* new_params_bind_flag */
+    size_t *type_at = PyMem_Malloc(sizeof(size_t) * (size_t)n);
+    if (!type_at) { PyErr_NoMemory(); return -1; }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        type_at[i] = w->len;
+        w->len += 2;                           /* type, flag: filled below */
+        if (i < np) {
+            w->buf[w->len++] = 0;              /* an unnamed parameter */
+        } else {
+            const char *s;
+            Py_ssize_t l;
+            (void)attr_name(ATTR_NAME(i - np), i - np, &s, &l);
+            if (mc_writer_lenenc_str(w, s, (size_t)l) < 0) goto error;   /* reserved: no realloc */
+        }
+    }
+    PyObject *dec = decimal_type(st);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = i < np ? PySequence_Fast_GET_ITEM(params, i)
+                             : ATTR_VALUE(i - np);
+        unsigned char t = MC_TYPE_NULL, tflag = 0;
+        if (i < np && long_mask && long_mask[i]) {
+            t = PyBytes_Check(v) || PyByteArray_Check(v) || PyMemoryView_Check(v)
+                    ? MC_TYPE_BLOB : MC_TYPE_VAR_STRING;
+        } else {
+            PyObject *a = mc_binary_param(st, v);
+            if (!a) goto error;
+            int rc = 0;
+            if (a == Py_None)
+                w->buf[bitmap_at + (size_t)i / 8] |= (unsigned char)(1u << (i % 8));
+            else
+                rc = encode_value(st, w, a, i < np ? i : i - np, encoding, dec, &t, &tflag);
+            Py_DECREF(a);
+            if (rc < 0) {
+                if (i >= np && PyErr_ExceptionMatches(st->ProgrammingError)) {
+                    /* the encoder names "parameter k": name the attribute instead */
+                    PyObject *et, *ev, *tb;
+                    PyErr_Fetch(&et, &ev, &tb);
+                    PyErr_NormalizeException(&et, &ev, &tb);
+                    PyObject *args = ev ? PyObject_GetAttrString(ev, "args") : NULL;
+                    PyObject *msg = args && PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 1
+                                        ? PyTuple_GET_ITEM(args, 1) : Py_None;
+                    mc_raise(st->ProgrammingError, 0, "query attribute %R (a %s): %S",
+                             ATTR_NAME(i - np), Py_TYPE(v)->tp_name, msg);
+                    Py_XDECREF(args);
+                    Py_XDECREF(et);
+                    Py_XDECREF(ev);
+                    Py_XDECREF(tb);
+                }
+                goto error;
+            }
+        }
+        w->buf[type_at[i]] = t;
+        w->buf[type_at[i] + 1] = tflag;
+    }
+    PyMem_Free(type_at);
+    return 0;
+error:
+    PyMem_Free(type_at);
+    return -1;
+}
+#undef ATTR_NAME
+#undef ATTR_VALUE

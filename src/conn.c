@@ -98,6 +98,9 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->meta_cache);
     Py_CLEAR(c->last_error);
     Py_CLEAR(c->connect_attrs);
+    Py_CLEAR(c->schema);
+    Py_CLEAR(c->session_changes);
+    Py_CLEAR(c->session_vars);
     return 0;
 }
 
@@ -195,7 +198,8 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
                              "ssl_key", "ssl_cipher", "tls_min_version", "tls_max_version",
                              "server_public_key", "allow_public_key_request",
                              "allow_cleartext", "compress", "attrs", "auth_plugins",
-                             "local_files", "server_hostname", "ssl_fingerprint", NULL};
+                             "local_files", "server_hostname", "ssl_fingerprint",
+                             "session_track", NULL};
     const char *host = NULL, *unix_socket = NULL;
     int port = 3306;
     unsigned int collation = 45;
@@ -208,14 +212,15 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     int allow_req = 0, allow_clear = 0, compress = 0, local_files = 0;
     const char *server_hostname = NULL;
     PyObject *fingerprints = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOpzO", kwlist,
+    int session_track = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOpzOp", kwlist,
                                      &host, &port, &unix_socket, &user, &password, &database,
                                      &collation, &client_flag, &ct, &rt, &wt,
                                      &o.tls.mode, &o.tls.ca, &o.tls.capath, &o.tls.cert,
                                      &o.tls.key, &o.tls.cipher, &o.tls.min_version,
                                      &o.tls.max_version, &pubkey, &allow_req, &allow_clear,
                                      &compress, &attrs, &plugins, &local_files,
-                                     &server_hostname, &fingerprints))
+                                     &server_hostname, &fingerprints, &session_track))
         return NULL;
     /* ssl_fingerprint: SHA-256 digests, 32 bytes each, concatenated (mysqlc._secure) */
     if (fingerprints != Py_None) {
@@ -262,6 +267,7 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     o.collation = collation;
     o.extra_flags = (uint32_t)client_flag;
     o.want_compress = compress;
+    o.no_session_track = !session_track;
     if (local_files) o.extra_flags |= CLIENT_LOCAL_FILES;
     o.attrs = attrs == Py_None ? NULL : attrs;
     Py_XSETREF(c->server_public_key, pubkey == Py_None ? NULL : Py_NewRef(pubkey));
@@ -349,7 +355,7 @@ int mc_read_max_packet(mc_conn *c) {
     c->max_packet = SIZE_MAX;
     c->binary = 0;
     c->cursor_wanted = 0;
-    if (mc_conn_command(c, COM_QUERY, (const unsigned char *)q, sizeof q - 1) < 0) return -1;
+    if (mc_send_query(c, (const unsigned char *)q, sizeof q - 1) < 0) return -1;
     Py_ssize_t nc = mc_read_query_response(c);
     if (nc < 0) {
         if (c->fd < 0 || c->state != ST_IDLE) return -1;
@@ -408,7 +414,7 @@ static PyObject *Conn_query(mc_conn *c, PyObject *arg) {
     if (mc_check_packet(c, 1 + (size_t)view.len, "the statement (COM_QUERY)") < 0) goto done;
     c->binary = 0;
     c->cursor_wanted = 0;
-    if (mc_conn_command(c, COM_QUERY, view.buf, (size_t)view.len) < 0) goto done;
+    if (mc_send_query(c, view.buf, (size_t)view.len) < 0) goto done;
     Py_ssize_t nc = mc_read_query_response(c);
     if (nc < 0) goto done;
     ret = PyLong_FromSsize_t(nc);
@@ -753,7 +759,7 @@ static int set_infile_handler(mc_conn *c, PyObject *v, void *x) {
 static PyObject *get_open(mc_conn *c, void *x) { return PyBool_FromLong(c->fd >= 0); }
 static PyObject *get_fd(mc_conn *c, void *x) { return PyLong_FromLong(c->fd >= 0 ? c->fd : -1); }
 static PyObject *get_no_backslash_escapes(mc_conn *c, void *x) {
-    return PyBool_FromLong((c->server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0);
+    return PyBool_FromLong(mc_no_backslash_escapes(c));
 }
 static PyObject *get_converters(mc_conn *c, void *x) { return obj_or_none(c->converters); }
 static int set_converters(mc_conn *c, PyObject *v, void *x) {
@@ -867,7 +873,26 @@ static PyGetSetDef Conn_getset[] = {
     {"open", (getter)get_open, NULL, NULL, NULL},
     {"fd", (getter)get_fd, NULL, "socket file descriptor, -1 when closed (fileno())", NULL},
     {"auth_plugin_name", (getter)get_auth_plugin_name, NULL, NULL, NULL},
-    {"no_backslash_escapes", (getter)get_no_backslash_escapes, NULL, NULL, NULL},
+    {"no_backslash_escapes", (getter)get_no_backslash_escapes, NULL,
+     "string literals must not use backslash escapes: NO_BACKSLASH_ESCAPES in the tracked"
+     " sql_mode when the server reported it, else the last OK/EOF's status flag", NULL},
+    /* session state tracking (packets.c) and query attributes (prepared.c) */
+    {"schema", (getter)mc_get_schema, NULL,
+     "the default database as the session state tracker last reported it (or as given at"
+     " connect / change_user): str, '' for none, None when unknown", NULL},
+    {"session_changes", (getter)mc_get_session_changes, NULL,
+     "dict of the session state changes of the last OK packet, or None", NULL},
+    {"session_variables", (getter)mc_get_session_variables, NULL,
+     "dict name -> value (str) of every system variable the server reported as changed in"
+     " this session (a copy)", NULL},
+    {"session_track_seq", (getter)mc_get_track_seq, NULL,
+     "int that changes whenever tracked session state changes (or the session is new)", NULL},
+    {"session_uncertain_seq", (getter)mc_get_uncertain_seq, NULL,
+     "session_track_seq of the last change reported before the end of a response"
+     " (SERVER_MORE_RESULTS_EXISTS): a stored procedure may have undone it unreported", NULL},
+    {"has_query_attributes", (getter)mc_get_query_attributes, NULL,
+     "the server accepted CLIENT_QUERY_ATTRIBUTES (query_attributes(), stmt_execute("
+     "attributes=...))", NULL},
     {"converters", (getter)get_converters, (setter)set_converters,
      "dict field_type -> callable used instead of the built-in decoder", NULL},
     {"tls_info", (getter)get_tls_info, NULL,
@@ -882,6 +907,9 @@ static PyMethodDef Conn_methods[] = {
      " collation=45, client_flag=0, connect_timeout=None, read_timeout=None,"
      " write_timeout=None)"},
     {"query", (PyCFunction)Conn_query, METH_O, "query(sql: bytes) -> field count"},
+    {"query_attributes", (PyCFunction)Conn_query_attributes, METH_VARARGS,
+     "query_attributes(sql: bytes, attributes: sequence of (name, value), encoding='utf-8')"
+     " -> field count: COM_QUERY with query attributes (CLIENT_QUERY_ATTRIBUTES)"},
     {"fetch", (PyCFunction)(void (*)(void))Conn_fetch, METH_VARARGS | METH_KEYWORDS,
      "fetch(n=-1, keys=None, max_bytes=0) -> list of rows (at most n; stops once the rows"
      " read add up to max_bytes of packets, when > 0)"},

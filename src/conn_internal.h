@@ -158,6 +158,17 @@ struct mc_conn_s {
     PyObject *on_abandon;  /* callable(thread_id) after an interrupt or read timeout closed
                               the stream mid-command (mc_conn_abandoned), or NULL */
     int abandon_called;    /* on_abandon was called for this stream */
+    /* session state tracking (CLIENT_SESSION_TRACK, packets.c) */
+    PyObject *schema;          /* str: the last SESSION_TRACK_SCHEMA ("" none), NULL: none yet */
+    PyObject *session_changes; /* dict: the last OK's session state changes, or NULL */
+    PyObject *session_vars;    /* dict str -> str: every tracked system variable's last value */
+    uint64_t track_seq;        /* OK packets with session state changes so far */
+    uint64_t uncertain_seq;    /* track_seq of the last change reported before the end of a
+                                  response (SERVER_MORE_RESULTS_EXISTS): a stored procedure
+                                  restores sql_mode / character_set_client when it ends,
+                                  unreported after a result set */
+    int tracked_nbe;           /* NO_BACKSLASH_ESCAPES in the tracked sql_mode: 0 unknown,
+                                  1 off, 2 on */
 };
 
 /* session.c: what an authentication exchange keeps between packets */
@@ -181,6 +192,7 @@ typedef struct {
     unsigned collation;
     uint32_t extra_flags;
     int want_compress;
+    int no_session_track;   /* do not ask for CLIENT_SESSION_TRACK */
     PyObject *attrs;   /* dict str -> str or NULL */
 } connect_opts;
 
@@ -221,6 +233,8 @@ void mc_engine_wire_sent(mc_conn *c);
 int mc_conn_send(mc_conn *c, const unsigned char *prefix, size_t plen, const unsigned char *data, size_t dlen);
 int mc_conn_flush(mc_conn *c);
 int mc_conn_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t arglen);
+int mc_conn_command_head(mc_conn *c, const unsigned char *head, size_t hlen,
+                         const unsigned char *arg, size_t arglen);
 void mc_conn_close_socket(mc_conn *c);
 
 /* transport.c */
@@ -244,6 +258,13 @@ PyObject *mc_conn_malformed(mc_conn *c, const char *what);
 int mc_parse_ok(mc_conn *c, const unsigned char *p, size_t n);
 PyObject *mc_raise_err_packet(mc_conn *c, const unsigned char *p, size_t n);
 int mc_parse_eof(mc_conn *c, const unsigned char *p, size_t n);
+void mc_track_reset(mc_conn *c, PyObject *schema);
+int mc_no_backslash_escapes(mc_conn *c);
+PyObject *mc_get_schema(mc_conn *c, void *x);
+PyObject *mc_get_session_changes(mc_conn *c, void *x);
+PyObject *mc_get_session_variables(mc_conn *c, void *x);
+PyObject *mc_get_track_seq(mc_conn *c, void *x);
+PyObject *mc_get_uncertain_seq(mc_conn *c, void *x);
 
 /* results.c */
 void mc_clear_result(mc_conn *c);
@@ -283,6 +304,11 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_fetch(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_reset(mc_conn *c, PyObject *arg);
 PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg);
+int mc_send_query(mc_conn *c, const unsigned char *sql, size_t n);
+int mc_no_query_attributes(mc_conn *c);
+#define PARAMETER_COUNT_AVAILABLE 0x08   /* COM_STMT_EXECUTE flags */
+PyObject *Conn_query_attributes(mc_conn *c, PyObject *args);
+PyObject *mc_get_query_attributes(mc_conn *c, void *x);
 
 /* engine_api.c: the _engine_* methods of Connection (listed in conn.c's method table) */
 void mc_engine_api_free(mc_conn *c);

@@ -578,6 +578,13 @@ int mc_conn_flush(mc_conn *c) {
 
 /* Start a command: sequence id 0, then frame cmd + arg. */
 int mc_conn_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t arglen) {
+    return mc_conn_command_head(c, &cmd, 1, arg, arglen);
+}
+
+/* A command whose payload is `head` (the command byte and what precedes `arg`) then `arg`,
+   e.g. COM_QUERY's query attributes then the query. */
+int mc_conn_command_head(mc_conn *c, const unsigned char *head, size_t hlen,
+                         const unsigned char *arg, size_t arglen) {
     mc_conn_clear_error(c);
     c->seq = 0;
     c->cseq = 0;
@@ -590,7 +597,7 @@ int mc_conn_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t ar
         mc_writer_free(&c->join);
         if (mc_writer_init(&c->join, 256) < 0) return -1;
     }
-    return mc_conn_send(c, &cmd, 1, arg, arglen);
+    return mc_conn_send(c, head, hlen, arg, arglen);
 }
 
 /* The stream is no longer trusted (error, interrupt, close): the transport closes, the

@@ -41,6 +41,7 @@ static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
 #define CLIENT_CAN_HANDLE_EXPIRED_PASSWORDS   0x00400000u
 #define CLIENT_SESSION_TRACK                  0x00800000u
 #define CLIENT_DEPRECATE_EOF                  0x01000000u
+#define CLIENT_QUERY_ATTRIBUTES               0x08000000u   /* MySQL 8.0.23+ */
 
 /* ---- server status flags (SERVER_STATUS_*) ---- */
 #define SERVER_STATUS_IN_TRANS             0x0001u
@@ -50,6 +51,7 @@ static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
 #define SERVER_STATUS_LAST_ROW_SENT        0x0080u
 #define SERVER_STATUS_NO_BACKSLASH_ESCAPES 0x0200u
 #define SERVER_PS_OUT_PARAMS               0x1000u
+#define SERVER_SESSION_STATE_CHANGED       0x4000u
 
 /* ---- commands ---- */
 #define COM_QUIT        0x01
@@ -399,5 +401,7 @@ PyObject *mc_param_adapt(mc_state *st, PyObject *v);
 PyObject *mc_binary_param(mc_state *st, PyObject *v);
 int mc_encode_binary_params(mc_state *st, mc_writer *w, PyObject *params, const char *encoding,
                             PyObject **types, const char *long_mask);
+int mc_encode_named_params(mc_state *st, mc_writer *w, PyObject *params, const char *long_mask,
+                           PyObject *attrs, const char *encoding);
 
 #endif

@@ -82,6 +82,190 @@ PyObject *mc_conn_malformed(mc_conn *c, const char *what) {
 
 /* ================================================================ OK / ERR / EOF */
 
+/* ---------------------------------------------------------------- session state */
+
+/* MySQL docs, "OK_Packet", session state information: enum_session_state_type */
+enum {
+    SESSION_TRACK_SYSTEM_VARIABLES = 0,
+    SESSION_TRACK_SCHEMA = 1,
+    SESSION_TRACK_STATE_CHANGE = 2,
+    SESSION_TRACK_GTIDS = 3,
+    SESSION_TRACK_TRANSACTION_CHARACTERISTICS = 4,
+    SESSION_TRACK_TRANSACTION_STATE = 5,
+};
+
+/* A new session (connect, COM_CHANGE_USER, COM_RESET_CONNECTION): nothing tracked yet;
+   `schema` (borrowed str, or NULL) is the database the session starts in. */
+void mc_track_reset(mc_conn *c, PyObject *schema) {
+    Py_XINCREF(schema);
+    Py_XSETREF(c->schema, schema);
+    Py_CLEAR(c->session_changes);
+    Py_CLEAR(c->session_vars);
+    c->tracked_nbe = 0;
+    c->track_seq++;
+}
+
+/* 1 when string literals must not use backslash escapes: the tracked sql_mode's
+   NO_BACKSLASH_ESCAPES when the server reported sql_mode, else the status flag of the
+   last OK/EOF (SERVER_STATUS_NO_BACKSLASH_ESCAPES). */
+int mc_no_backslash_escapes(mc_conn *c) {
+    if (c->tracked_nbe) return c->tracked_nbe == 2;
+    return (c->server_status & SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
+}
+
+static PyObject *track_str(const unsigned char *s, size_t n) {
+    return PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)n, "replace");
+}
+
+/* NO_BACKSLASH_ESCAPES among the comma-separated modes of a sql_mode value */
+static int sql_mode_has_nbe(const unsigned char *s, size_t n) {
+    static const char name[] = "NO_BACKSLASH_ESCAPES";
+    size_t k = sizeof name - 1, i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && s[j] != ',') j++;
+        if (j - i == k && !memcmp(s + i, name, k)) return 1;   /* the server upper-cases */
+        i = j + 1;
+    }
+    return 0;
+}
+
+static int track_set(PyObject *d, const char *key, PyObject *v) {
+    if (!v) return -1;
+    int r = PyDict_SetItemString(d, key, v);
+    Py_DECREF(v);
+    return r;
+}
+
+/* The session state information of an OK packet (string<lenenc> of entries: type int<1>,
+   data string<lenenc>): into c->session_changes (a new dict), c->session_vars,
+   c->schema and c->tracked_nbe.  Unknown types are skipped by their length.  0, or -1
+   with OperationalError 2027 (the connection closed) or MemoryError. */
+static int parse_session_state(mc_conn *c, const unsigned char *p, size_t n, uint16_t status) {
+    mc_reader r;
+    mc_reader_init(&r, p, n);
+    PyObject *changes = PyDict_New(), *vars = NULL;
+    if (!changes) return -1;
+    const char *bad = NULL;
+    while (mc_reader_left(&r) > 0) {
+        uint8_t type;
+        const unsigned char *d;
+        size_t dn;
+        if (mc_reader_u8(&r, &type) < 0 || mc_reader_lenenc_str(&r, &d, &dn) < 0) {
+            bad = "session state entry longer than the OK packet";
+            goto malformed;
+        }
+        mc_reader e;
+        mc_reader_init(&e, d, dn);
+        const unsigned char *a, *b;
+        size_t an, bn;
+        switch (type) {
+        case SESSION_TRACK_SYSTEM_VARIABLES:
+            if (mc_reader_lenenc_str(&e, &a, &an) < 0 || mc_reader_lenenc_str(&e, &b, &bn) < 0) {
+                bad = "session state system variable without name and value";
+                goto malformed;
+            }
+            if (!vars) {
+                vars = PyDict_New();
+                if (!vars || PyDict_SetItemString(changes, "system_variables", vars) < 0) goto error;
+            }
+            {
+                PyObject *k = track_str(a, an), *v = k ? track_str(b, bn) : NULL;
+                int rc = v ? PyDict_SetItem(vars, k, v) : -1;
+                if (rc == 0) {
+                    if (!c->session_vars && !(c->session_vars = PyDict_New())) rc = -1;
+                    else rc = PyDict_SetItem(c->session_vars, k, v);
+                }
+                Py_XDECREF(k);
+                Py_XDECREF(v);
+                if (rc < 0) goto error;
+            }
+            if (an == 8 && !memcmp(a, "sql_mode", 8))
+                c->tracked_nbe = sql_mode_has_nbe(b, bn) ? 2 : 1;
+            break;
+        case SESSION_TRACK_SCHEMA:
+            if (mc_reader_lenenc_str(&e, &a, &an) < 0) {
+                bad = "session state schema without a name";
+                goto malformed;
+            }
+            {
+                PyObject *v = track_str(a, an);
+                if (!v) goto error;
+                Py_XSETREF(c->schema, Py_NewRef(v));
+                if (track_set(changes, "schema", v) < 0) goto error;
+            }
+            break;
+        case SESSION_TRACK_STATE_CHANGE:
+            /* the servers send the flag as the data itself ("1"); the docs' inner
+               string<lenenc> is taken too */
+            a = d;
+            an = dn;
+            if (dn > 1 && mc_reader_lenenc_str(&e, &a, &an) < 0) {
+                bad = "session state change flag malformed";
+                goto malformed;
+            }
+            if (an == 0) {
+                bad = "session state change flag missing";
+                goto malformed;
+            }
+            if (track_set(changes, "state_change", PyBool_FromLong(an == 1 && a[0] == '1')) < 0)
+                goto error;
+            break;
+        case SESSION_TRACK_GTIDS: {
+            uint8_t spec;   /* encoding specification: 0, GTIDs as text */
+            if (mc_reader_u8(&e, &spec) < 0 || mc_reader_lenenc_str(&e, &a, &an) < 0) {
+                bad = "session state GTIDs entry too short";
+                goto malformed;
+            }
+            if (track_set(changes, "gtids", track_str(a, an)) < 0) goto error;
+            break;
+        }
+        case SESSION_TRACK_TRANSACTION_CHARACTERISTICS:
+        case SESSION_TRACK_TRANSACTION_STATE:
+            if (mc_reader_lenenc_str(&e, &a, &an) < 0) {
+                bad = "session state transaction entry too short";
+                goto malformed;
+            }
+            if (track_set(changes, type == SESSION_TRACK_TRANSACTION_STATE ?
+                          "transaction_state" : "transaction_characteristics",
+                          track_str(a, an)) < 0)
+                goto error;
+            break;
+        default:
+            break;   /* a type this driver does not know: skipped by its length */
+        }
+    }
+    Py_XDECREF(vars);
+    Py_XSETREF(c->session_changes, changes);
+    c->track_seq++;
+    if (status & SERVER_MORE_RESULTS_EXISTS) c->uncertain_seq = c->track_seq;
+    return 0;
+malformed:
+    mc_conn_malformed(c, bad);
+error:
+    Py_XDECREF(vars);
+    Py_DECREF(changes);
+    return -1;
+}
+
+static PyObject *track_obj(PyObject *o) { return Py_NewRef(o ? o : Py_None); }
+PyObject *mc_get_schema(mc_conn *c, void *x) { return track_obj(c->schema); }
+PyObject *mc_get_session_changes(mc_conn *c, void *x) { return track_obj(c->session_changes); }
+PyObject *mc_get_session_variables(mc_conn *c, void *x) {
+    return c->session_vars ? PyDict_Copy(c->session_vars) : PyDict_New();
+}
+PyObject *mc_get_track_seq(mc_conn *c, void *x) {
+    return PyLong_FromUnsignedLongLong(c->track_seq);
+}
+PyObject *mc_get_uncertain_seq(mc_conn *c, void *x) {
+    return PyLong_FromUnsignedLongLong(c->uncertain_seq);
+}
+
+/* ================================================================ OK / ERR / EOF */
+
+/* OK_Packet (MySQL docs "OK_Packet"): header, affected rows, last insert id, status
+   flags, warnings, then the info and, with CLIENT_SESSION_TRACK and
+   SERVER_SESSION_STATE_CHANGED in the status, the session state changes. */
 int mc_parse_ok(mc_conn *c, const unsigned char *p, size_t n) {
     mc_reader r;
     uint8_t hdr;
@@ -102,24 +286,40 @@ int mc_parse_ok(mc_conn *c, const unsigned char *p, size_t n) {
     c->server_status = status;
     c->warning_count = warnings;
     Py_CLEAR(c->info);
+    if (c->session_changes) Py_CLEAR(c->session_changes);
     size_t left = mc_reader_left(&r);
-    if (left) {
-        const unsigned char *s = r.p;
-        size_t sl = left;
+    if (!left) return 0;
+    const unsigned char *s = r.p;
+    size_t sl = left;
+    if (c->client_flag & CLIENT_SESSION_TRACK) {
+        if (mc_reader_lenenc_str(&r, &s, &sl) < 0) {
+            mc_conn_malformed(c, "OK packet info longer than the packet");
+            return -1;
+        }
+        if (status & SERVER_SESSION_STATE_CHANGED) {
+            const unsigned char *ss;
+            size_t sn;
+            if (mc_reader_lenenc_str(&r, &ss, &sn) < 0) {
+                mc_conn_malformed(c, "OK packet session state longer than the packet");
+                return -1;
+            }
+            if (parse_session_state(c, ss, sn, status) < 0) return -1;
+        }
+    } else {
         /* MariaDB sends the info as a length-encoded string even without
            CLIENT_SESSION_TRACK; MySQL sends string<EOF> then.  Take the length when
            it covers the rest exactly. */
         mc_reader probe = r;
         const unsigned char *ls;
         size_t ln;
-        if ((c->client_flag & CLIENT_SESSION_TRACK) ||
-            (mc_reader_lenenc_str(&probe, &ls, &ln) == 0 && mc_reader_left(&probe) == 0)) {
-            if (mc_reader_lenenc_str(&r, &s, &sl) < 0) { s = NULL; sl = 0; }
+        if (mc_reader_lenenc_str(&probe, &ls, &ln) == 0 && mc_reader_left(&probe) == 0) {
+            s = ls;
+            sl = ln;
         }
-        if (sl) {
-            c->info = PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)sl, "replace");
-            if (!c->info) return -1;
-        }
+    }
+    if (sl) {
+        c->info = PyUnicode_DecodeUTF8((const char *)s, (Py_ssize_t)sl, "replace");
+        if (!c->info) return -1;
     }
     return 0;
 }

@@ -108,28 +108,38 @@ done:
 }
 
 /* stmt_execute(statement_id, params, types=None, cursor=False, long_data_threshold=0,
-                encoding="utf-8") -> (field_count, types)   [COM_STMT_EXECUTE]
+                encoding="utf-8", attributes=None) -> (field_count, types)   [COM_STMT_EXECUTE]
+   `attributes`: a sequence of (name, value) query attributes (CLIENT_QUERY_ATTRIBUTES);
+   with that capability the parameter count is always sent (PARAMETER_COUNT_AVAILABLE)
+   and the types with names every time (the returned types are then None).
    `types` is the previous execute's parameter types (bytes) so that they are re-sent only
    when they change; parameters whose str/bytes value is longer than long_data_threshold
    (> 0) are sent first with COM_STMT_SEND_LONG_DATA. */
 PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"statement_id", "params", "types", "cursor", "long_data_threshold",
-                             "encoding", NULL};
+                             "encoding", "attributes", NULL};
     unsigned long stmt_id;
     PyObject *params, *types = Py_None;
     int cursor = 0;
     Py_ssize_t threshold = 0;
     const char *encoding = "utf-8";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|Opnz", kwlist, &stmt_id, &params, &types,
-                                     &cursor, &threshold, &encoding))
+    PyObject *attributes = Py_None, *attrs = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|OpnzO", kwlist, &stmt_id, &params, &types,
+                                     &cursor, &threshold, &encoding, &attributes))
         return NULL;
     PyObject *seq = PySequence_Fast(params, "params must be a sequence");
     if (!seq) return NULL;
-    if (mc_conn_enter(c) < 0) { Py_DECREF(seq); return NULL; }
+    if (attributes != Py_None) {
+        attrs = PySequence_Tuple(attributes);   /* immutable while values are encoded */
+        if (!attrs) { Py_DECREF(seq); return NULL; }
+    }
+    if (mc_conn_enter(c) < 0) { Py_DECREF(seq); Py_XDECREF(attrs); return NULL; }
     PyObject *ret = NULL, *newtypes = NULL;
+    int named = (c->client_flag & CLIENT_QUERY_ATTRIBUTES) != 0;
     char *long_mask = NULL;
     Py_ssize_t np = PySequence_Fast_GET_SIZE(seq);
     if (mc_check_idle(c) < 0) goto done;
+    if (attrs && !named && mc_no_query_attributes(c) < 0) goto done;
     /* which values go as long data: str/bytes longer than the threshold */
     if (threshold > 0) {
         for (Py_ssize_t i = 0; i < np; i++) {
@@ -175,9 +185,16 @@ PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     mc_writer *w = &c->wbuf;
     w->len = 0;
     if (mc_writer_u32(w, (uint32_t)stmt_id) < 0 ||
-        mc_writer_u8(w, cursor ? CURSOR_TYPE_READ_ONLY : 0) < 0 || mc_writer_u32(w, 1) < 0)
+        mc_writer_u8(w, (cursor ? CURSOR_TYPE_READ_ONLY : 0) |
+                        (named ? PARAMETER_COUNT_AVAILABLE : 0)) < 0 ||
+        mc_writer_u32(w, 1) < 0)
         goto done;
-    if (np > 0) {
+    if (named) {   /* parameter_count, then parameters and attributes with names */
+        Py_ssize_t na = attrs ? PySequence_Fast_GET_SIZE(attrs) : 0;
+        if (mc_writer_lenenc(w, (uint64_t)(np + na)) < 0 ||
+            mc_encode_named_params(c->st, w, seq, long_mask, attrs, encoding) < 0)
+            goto done;
+    } else if (np > 0) {
         newtypes = types == Py_None ? NULL : Py_NewRef(types);
         if (mc_encode_binary_params(c->st, w, seq, encoding, &newtypes, long_mask) < 0) goto done;
     }
@@ -231,6 +248,73 @@ done:
     Py_XDECREF(newtypes);
     PyMem_Free(long_mask);
     Py_DECREF(seq);
+    Py_XDECREF(attrs);
+    return ret;
+}
+
+/* ---------------------------------------------------------------- query attributes */
+
+/* NotSupportedError: query attributes were given but the server did not offer
+   CLIENT_QUERY_ATTRIBUTES (MariaDB, MySQL before 8.0.23).  Nothing was sent.  -1. */
+int mc_no_query_attributes(mc_conn *c) {
+    mc_conn_client_error(c, c->st->NotSupportedError, 0,
+                         "query attributes need a server with CLIENT_QUERY_ATTRIBUTES "
+                         "(MySQL 8.0.23 or later); this server (%U) does not offer it, so "
+                         "nothing was sent", c->server_version ? c->server_version : Py_None);
+    return -1;
+}
+
+PyObject *mc_get_query_attributes(mc_conn *c, void *x) {
+    return PyBool_FromLong((c->client_flag & CLIENT_QUERY_ATTRIBUTES) != 0);
+}
+
+/* COM_QUERY for `sql`: with CLIENT_QUERY_ATTRIBUTES the payload starts with
+   parameter_count = 0 and parameter_set_count = 1 (MySQL docs "COM_QUERY").  0 or -1. */
+int mc_send_query(mc_conn *c, const unsigned char *sql, size_t n) {
+    if (!(c->client_flag & CLIENT_QUERY_ATTRIBUTES))
+        return mc_conn_command(c, COM_QUERY, sql, n);
+    static const unsigned char head[3] = {COM_QUERY, 0, 1};
+    return mc_conn_command_head(c, head, 3, sql, n);
+}
+
+/* query_attributes(sql, attributes, encoding="utf-8") -> field count
+   [COM_QUERY with query attributes]
+   `attributes`: a sequence of (name, value) tuples, name str or bytes, value of a type
+   stmt_execute() takes (None, int, float, str, bytes, Decimal, date/time types; str
+   values encoded with `encoding`, a Python codec).  The
+   attribute block is encoded into c->wbuf and sent with the query behind it, in one
+   packet.  NotSupportedError without CLIENT_QUERY_ATTRIBUTES (nothing sent). */
+PyObject *Conn_query_attributes(mc_conn *c, PyObject *args) {
+    PyObject *sql, *attributes;
+    const char *encoding = "utf-8";
+    if (!PyArg_ParseTuple(args, "OO|z:query_attributes", &sql, &attributes, &encoding))
+        return NULL;
+    PyObject *attrs = PySequence_Tuple(attributes);   /* immutable while values are encoded */
+    if (!attrs) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(sql, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(attrs); return NULL; }
+    if (mc_conn_enter(c) < 0) { PyBuffer_Release(&view); Py_DECREF(attrs); return NULL; }
+    PyObject *ret = NULL;
+    if (mc_check_idle(c) < 0) goto done;
+    if (!(c->client_flag & CLIENT_QUERY_ATTRIBUTES)) { mc_no_query_attributes(c); goto done; }
+    mc_writer *w = &c->wbuf;
+    w->len = 0;
+    Py_ssize_t na = PySequence_Fast_GET_SIZE(attrs);
+    if (mc_writer_u8(w, COM_QUERY) < 0 || mc_writer_lenenc(w, (uint64_t)na) < 0 ||
+        mc_writer_lenenc(w, 1) < 0 ||
+        mc_encode_named_params(c->st, w, NULL, NULL, attrs, encoding) < 0)
+        goto done;
+    if (mc_check_packet(c, w->len + (size_t)view.len, "the statement (COM_QUERY)") < 0) goto done;
+    c->binary = 0;
+    c->cursor_wanted = 0;
+    if (mc_conn_command_head(c, w->buf, w->len, view.buf, (size_t)view.len) < 0) goto done;
+    Py_ssize_t nc = mc_read_query_response(c);
+    if (nc < 0) goto done;
+    ret = PyLong_FromSsize_t(nc);
+done:
+    mc_conn_leave(c);
+    PyBuffer_Release(&view);
+    Py_DECREF(attrs);
     return ret;
 }
 

@@ -453,7 +453,19 @@ static int hs_greeting(mc_conn *c, mc_handshake *h) {
     if (h->database.data) want |= CLIENT_CONNECT_WITH_DB;
     if (o->want_compress) want |= CLIENT_COMPRESS;
     if (o->attrs) want |= CLIENT_CONNECT_ATTRS;
+    /* session state changes in OK packets (MySQL 5.7+, MariaDB 10.2+); query attributes
+       in COM_QUERY / COM_STMT_EXECUTE (MySQL 8.0.23+): taken whenever offered (the
+       first unless connect(session_track=False)) */
+    if (!o->no_session_track) want |= CLIENT_SESSION_TRACK;
+    want |= CLIENT_QUERY_ATTRIBUTES;
     uint32_t flags = want & caps;
+    {   /* the session starts in the database of the handshake */
+        PyObject *db = h->database.data ? PyUnicode_DecodeUTF8(
+            (const char *)h->database.data, (Py_ssize_t)h->database.len, "replace") : NULL;
+        if (h->database.data && !db) return -1;
+        mc_track_reset(c, db);
+        Py_XDECREF(db);
+    }
 
     /* TLS: never send credentials in the clear when TLS is required */
     int use_tls = 0;
@@ -768,7 +780,17 @@ PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds) {
     /* whatever the outcome, the server has dropped this session's prepared statements
        when it accepted the command */
     if (c->meta_cache) PyDict_Clear(c->meta_cache);
-    if (mc_auth_exchange(c, &a, sp, &authout) < 0) goto done;
+    {   /* a new session: nothing tracked but its database */
+        PyObject *db = sd.data ? PyUnicode_DecodeUTF8((const char *)sd.data, (Py_ssize_t)sd.len,
+                                                      "replace") : NULL;
+        if (sd.data && !db) goto done;
+        mc_track_reset(c, db);
+        Py_XDECREF(db);
+    }
+    if (mc_auth_exchange(c, &a, sp, &authout) < 0) {
+        mc_track_reset(c, NULL);   /* MariaDB may keep the old session: unknown */
+        goto done;
+    }
     Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(a.plugin));
     if (!c->auth_plugin_name) goto done;
     c->state = ST_IDLE;

@@ -228,6 +228,21 @@ static PyObject *decode_decimal(mc_state *st, const unsigned char *s, size_t n) 
     if (!str) return NULL;
     PyObject *r = PyObject_CallOneArg(st->Decimal, str);
     Py_DECREF(str);
+    /* decimal.Decimal refuses bad text ('', '-', '1.2.3') with InvalidOperation, an
+       ArithmeticError: make it the ValueError that mc_value_error turns into 2027 (and
+       closes the stream) like every other malformed value, instead of letting a
+       non-DB-API exception escape with the result half read. */
+    if (!r && PyErr_ExceptionMatches(PyExc_ArithmeticError)) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+        PyObject *text = PyBytes_FromStringAndSize((const char *)s,
+                                                   (Py_ssize_t)(n < 40 ? n : 40));
+        if (text) {
+            PyErr_Format(PyExc_ValueError, "invalid DECIMAL text %R", text);
+            Py_DECREF(text);
+        }
+    }
     return r;
 }
 

@@ -145,9 +145,22 @@ PyObject *Conn_engine_handshake_step(mc_conn *c, PyObject *noargs) {
 }
 
 /* _engine_feed(data): bytes received from the server (any chunk size). */
+/* The buffers a step is reading (rbuf, whose rows' values point into it) or framing into
+   (out) must not move under it: a converter, an infile handler or another thread calling
+   _engine_feed / _engine_command / _engine_output while a step runs gets the thread
+   guard's ProgrammingError (a feed there reallocated rbuf under the row decoder). */
+static int engine_not_busy(mc_conn *c) {
+    if (!c->in_use) return 0;
+    mc_raise(c->st->ProgrammingError, 0,
+             "this connection is being used by another thread (or re-entered from a "
+             "converter); connections cannot be shared between threads at once");
+    return -1;
+}
+
 PyObject *Conn_engine_feed(mc_conn *c, PyObject *arg) {
     Py_buffer view;
     if (c->io) return mc_raise(c->st->ProgrammingError, 0, "not in engine mode");
+    if (engine_not_busy(c) < 0) return NULL;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     int r = mc_engine_feed(c, view.buf, (size_t)view.len);
     PyBuffer_Release(&view);
@@ -157,6 +170,7 @@ PyObject *Conn_engine_feed(mc_conn *c, PyObject *arg) {
 
 /* _engine_output() -> bytes the engine framed for the server since the last call. */
 PyObject *Conn_engine_output(mc_conn *c, PyObject *noargs) {
+    if (engine_not_busy(c) < 0) return NULL;
     PyObject *r = PyBytes_FromStringAndSize((const char *)c->out.buf, (Py_ssize_t)c->out.len);
     if (r) c->out.len = 0;
     return r;
@@ -215,6 +229,7 @@ PyObject *Conn_engine_command(mc_conn *c, PyObject *args) {
     Py_buffer view = {0};
     if (!PyArg_ParseTuple(args, "i|y*:_engine_command", &cmd, &view)) return NULL;
     if (c->io) { PyBuffer_Release(&view); return mc_raise(c->st->ProgrammingError, 0, "not in engine mode"); }
+    if (engine_not_busy(c) < 0) { PyBuffer_Release(&view); return NULL; }
     int r = mc_conn_command(c, (uint8_t)cmd, view.buf, (size_t)view.len);
     PyBuffer_Release(&view);
     if (r < 0) return NULL;

@@ -252,6 +252,43 @@ def test_local_infile_refused_keeps_the_error():
         assert replay_result(data, chunks, flag=CLIENT_PROTOCOL_41 | CLIENT_DEPRECATE_EOF) == ref
 
 
+def test_buffers_cannot_be_touched_from_inside_a_step():
+    """A converter (or an infile handler, or another thread) calling _engine_feed,
+    _engine_command or _engine_output while _engine_fetch decodes a row got through: the
+    feed reallocated the receive buffer under the row decoder (valgrind: invalid reads in
+    mc_conn_decode_row, then "row has more values than columns").  They get the thread
+    guard's ProgrammingError, which propagates from the converter unchanged."""
+    def pkt(seq, payload):
+        return len(payload).to_bytes(3, "little") + bytes([seq]) + payload
+
+    def coldef(name):
+        return (b"\x03def\x00\x00\x00" + bytes([len(name)]) + name + b"\x00\x0c"
+                + (45).to_bytes(2, "little") + (255).to_bytes(4, "little") + b"\xfd"
+                + b"\x00\x00\x00\x00\x00")
+
+    row = b"".join(bytes([100]) + bytes([c]) * 100 for c in b"ABC")
+    data = pkt(1, b"\x03") + b"".join(pkt(2 + i, coldef(n)) for i, n in enumerate([b"a", b"b", b"c"]))
+    data += pkt(5, row) + pkt(6, b"\xfe\x00\x00\x02\x00\x00\x00")
+    for touch in (lambda e: e._engine_feed(b"\x00" * (8 << 20)),
+                  lambda e: e._engine_command(3, b"SELECT 1"),
+                  lambda e: e._engine_output()):
+        e = _core.Connection()
+        seen = []
+
+        def conv(v, e=e, touch=touch):
+            if not seen:
+                seen.append(v)
+                touch(e)
+            return v
+        e.converters = {253: conv}
+        e._engine_start(client_flag=CLIENT_PROTOCOL_41 | CLIENT_DEPRECATE_EOF)
+        e._engine_feed(data)
+        assert e._engine_response() == 3
+        with pytest.raises(mysqlc.ProgrammingError, match="re-entered"):
+            e._engine_fetch()
+        assert seen == ["A" * 100]
+
+
 def test_prepared_statement_and_binary_rows(core):
     sql = ("SELECT seq, CONCAT('v', seq), seq / 3, IF(seq = 5, NULL, seq), "
            "TIMESTAMP('2020-02-29 12:00:00.123456') FROM seq_1_to_300 WHERE seq > ?")

@@ -24,7 +24,7 @@ import mysqlc
 from mysqlc import _core
 from _peer import (
     BINARY, CLIENT_DEPRECATE_EOF, CR_MALFORMED_PACKET, CR_SERVER_LOST, FLAG_BINARY, FULL_CAPS,
-    LATIN1, MAXP, PeerClosed, T_BLOB, T_DATETIME, T_LONG, T_LONGLONG, T_TIME, T_VAR_STRING, UTF8MB4,
+    LATIN1, MAXP, PeerClosed, T_BLOB, T_DATETIME, T_DECIMAL, T_LONG, T_LONGLONG, T_TIME, T_VAR_STRING, UTF8MB4,
     assert_closed, coldef, eof_packet, err_packet, lenenc_int, lenenc_str, ok_packet, scripted,
     text_row,
 )
@@ -231,6 +231,17 @@ def test_fuzz_integer_with_nul_or_non_ascii_is_an_error(text):
     """fuzz_text_value: "1\\0" decoded as 1 (PyLong_FromString stopped at the NUL)."""
     with pytest.raises((ValueError, mysqlc.OperationalError)):
         _one_value(T_LONGLONG, text, charset=BINARY)
+
+
+@pytest.mark.parametrize("text", [b"", b"-", b".", b"1.2.3", b"--1", b"0x10", b"1.5\x00"])
+def test_malformed_decimal_text_is_a_malformed_value(text):
+    """A DECIMAL value decimal.Decimal refuses raised decimal.InvalidOperation (not a
+    DB-API error) and left the result half read ("Commands out of sync" next); it is
+    OperationalError 2027 naming the column, and the stream is closed, like every other
+    malformed value (src/decode_text.c decode_decimal)."""
+    with pytest.raises(mysqlc.OperationalError) as ei:
+        _one_value(T_DECIMAL, text, charset=BINARY)
+    assert ei.value.args[0] == CR_MALFORMED_PACKET and "'v'" in ei.value.args[1]
 
 
 def test_fuzz_ten_byte_datetime_needs_its_dashes():

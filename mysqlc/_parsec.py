@@ -29,7 +29,10 @@ __all__ = ["ParsecExchange", "derive_seed", "parse_ext_salt", "sign_response"]
 
 SCRAMBLE_LENGTH = 32
 SALT_LENGTH = 18
-MAX_ITERATION_FACTOR = 15    # MariaDB 11.6: 0..3; later servers: parsec_pbkdf2_iterations up to 15
+#: MariaDB Connector/C's bound (1024 << 3 = 8192 PBKDF2 rounds): a larger factor from the
+#: server is refused, since the derivation cannot be interrupted (Ctrl-C, connect_timeout)
+#: and a hostile server could ask for 1024 << 15 rounds (about 12 s of CPU here)
+MAX_ITERATION_FACTOR = 3
 
 CR_AUTH_PLUGIN_ERR = 2061
 CR_MALFORMED_PACKET = 2027

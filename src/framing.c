@@ -608,6 +608,7 @@ void mc_conn_close_socket(mc_conn *c) {
     c->out.len = 0;
     c->wout.len = 0;
     c->tls_handshaking = 0;
+    c->replaying = 0;   /* bytes given by Python: not read further either (2006 from now on) */
     if (c->ssl) {
         SSL_free(c->ssl);   /* no close_notify: the stream is going away */
         c->ssl = NULL;

@@ -20,7 +20,16 @@
 /* TLS is up, or the transport is a unix socket (set by the transport); TLS whose
    certificate still awaits the password proof is not yet a secure channel for the clear
    password. */
-int mc_secure_transport(mc_conn *c) { return c->secure && !(c->ssl && c->tls.deferred); }
+int mc_secure_transport(mc_conn *c) {
+    if (!c->secure) return 0;
+    if (!c->ssl) return 1;                    /* a unix socket */
+    if (c->tls.deferred) return 0;            /* the certificate awaits the password proof */
+    /* TLS: a verified peer, or TLS the user asked for (REQUIRED or stricter), as before
+       TLS became the default.  Under the default PREFERRED an unverified certificate may
+       be anybody's: no password is sent in clear through it (a man in the middle that
+       offers TLS would otherwise get it by asking for clear text or full authentication) */
+    return c->tls.verified_by != NULL || c->tls.mode >= MC_SSL_REQUIRED;
+}
 
 static int plugin_known(const char *name) {
     return !strcmp(name, "mysql_native_password") || !strcmp(name, "caching_sha2_password") ||

@@ -172,7 +172,12 @@ int mc_send_all(mc_conn *c, struct iovec *iov, int iovcnt) {
         if (rc == 0) return 0;
         switch (status) {
         case IO_EINTR:
-            if (PyErr_CheckSignals() < 0) { mc_conn_close_socket(c); return -1; }
+            if (PyErr_CheckSignals() < 0) {
+                mc_conn_close_socket(c);
+                mc_conn_abandoned(c);   /* e.g. LOAD DATA LOCAL, which the server runs as the
+                                           file arrives: its statement is stopped too */
+                return -1;
+            }
             continue;   /* iov was advanced past what was written */
         case IO_TIMEOUT:
             mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,

@@ -62,139 +62,10 @@
  * binary_prefix.  See put_quoted and docs/compat.md ("Escaping of str and bytes
  * parameters").
  */
-#include "mysqlc.h"
+#include "encode_internal.h"
 #include <datetime.h>
 #include <math.h>
 
-/* ------------------------------------------------------------------------ */
-/* output buffer: small results are built on the stack and copied once into
- * their bytes object; larger ones grow a bytes object in place, which is
- * shrunk to size at the end (no final copy of a large result)              */
-
-#define OB_STACK 512
-
-typedef struct {
-    PyObject *obj;      /* NULL while the data is in `stack`; else a bytes of
-                           refcount 1 (never the shared empty bytes) */
-    char *p;            /* stack or PyBytes_AS_STRING(obj) */
-    Py_ssize_t len;
-    Py_ssize_t cap;
-    char stack[OB_STACK];
-} obuf;
-
-static int
-ob_init(obuf *b, Py_ssize_t cap)
-{
-    b->len = 0;
-    if (cap <= OB_STACK) {
-        b->obj = NULL;
-        b->p = b->stack;
-        b->cap = OB_STACK;
-        return 0;
-    }
-    b->obj = PyBytes_FromStringAndSize(NULL, cap);
-    if (!b->obj)
-        return -1;
-    b->p = PyBytes_AS_STRING(b->obj);
-    b->cap = cap;
-    return 0;
-}
-
-static int
-ob_grow(obuf *b, Py_ssize_t extra)
-{
-    Py_ssize_t need, cap;
-    if (extra > PY_SSIZE_T_MAX - b->len) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    need = b->len + extra;
-    cap = b->cap <= PY_SSIZE_T_MAX / 2 ? b->cap * 2 : PY_SSIZE_T_MAX;
-    if (cap < need)
-        cap = need;
-    if (b->obj == NULL) {
-        b->obj = PyBytes_FromStringAndSize(NULL, cap);
-        if (!b->obj)
-            return -1;
-        memcpy(PyBytes_AS_STRING(b->obj), b->stack, (size_t)b->len);
-    }
-    else if (_PyBytes_Resize(&b->obj, cap) < 0) {   /* sets obj = NULL on failure */
-        return -1;
-    }
-    b->p = PyBytes_AS_STRING(b->obj);
-    b->cap = cap;
-    return 0;
-}
-
-static inline int
-ob_reserve(obuf *b, Py_ssize_t extra)
-{
-    return (b->cap - b->len >= extra) ? 0 : ob_grow(b, extra);
-}
-
-static inline int
-ob_put(obuf *b, const void *s, Py_ssize_t n)
-{
-    if (ob_reserve(b, n) < 0)
-        return -1;
-    memcpy(b->p + b->len, s, (size_t)n);
-    b->len += n;
-    return 0;
-}
-
-static inline int
-ob_putc(obuf *b, char c)
-{
-    if (b->len == b->cap && ob_grow(b, 1) < 0)
-        return -1;
-    b->p[b->len++] = c;
-    return 0;
-}
-
-/* The result as a new bytes object; the buffer is left empty. */
-static PyObject *
-ob_finish(obuf *b)
-{
-    PyObject *r;
-    if (b->obj == NULL)
-        return PyBytes_FromStringAndSize(b->stack, b->len);
-    if (b->len != b->cap && _PyBytes_Resize(&b->obj, b->len) < 0)
-        return NULL;
-    r = b->obj;
-    b->obj = NULL;
-    return r;
-}
-
-static void
-ob_discard(obuf *b)
-{
-    Py_CLEAR(b->obj);
-}
-
-/* ------------------------------------------------------------------------ */
-/* options, resolved once per call                                          */
-
-typedef enum { ENC_UTF8, ENC_LATIN1, ENC_ASCII, ENC_CODEC } enc_kind;
-/* what is known of the connection charset's well-formed byte sequences: every
- * byte (the single-byte charsets), UTF-8 of at most 4 / 3 bytes, the multibyte sets of
- * mb_valid, or only ASCII for sure (any other charset) */
-enum { WF_ASCII, WF_ANY, WF_UTF8MB4, WF_UTF8MB3, WF_MB };
-typedef enum { MB_NONE, MB_BIG5, MB_GBK, MB_GB18030, MB_SJIS } mb_kind;
-
-typedef struct {
-    mc_state *st;
-    int nbe;               /* NO_BACKSLASH_ESCAPES */
-    mb_kind mb;
-    enc_kind enc;
-    int ascii_compat;      /* codec encodes U+0000..U+007F to the same bytes */
-    const char *codec;     /* Python codec name, borrowed from the argument */
-    PyObject *encoders;    /* borrowed non-empty dict or NULL */
-    int binary_prefix;
-    int portable;          /* str/bytes literals read the same in either sql_mode */
-    int cs_wf;             /* portable: how intro's charset checks well-formedness */
-    Py_ssize_t intro_len;  /* portable: length of `intro` */
-    char intro[40];        /* portable: "_<charset> " introducer of a hex literal */
-} enc_opts;
 
 /* Lower-case `s` into out[cap] dropping '-', '_' and ' '; 0, or -1 if too long. */
 static int
@@ -408,333 +279,6 @@ str_bytes(PyObject *u, const enc_opts *o, const char **s, Py_ssize_t *n, PyObjec
     }
     *s = PyBytes_AS_STRING(*tmp);
     *n = PyBytes_GET_SIZE(*tmp);
-    return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* escaping: out must have room for 2*n bytes; returns the bytes written     */
-
-static const unsigned char esc_table[256] = {
-    [0x00] = '0', ['\n'] = 'n', ['\r'] = 'r', ['\\'] = '\\',
-    ['\''] = '\'', ['"'] = '"', [0x1A] = 'Z',
-};
-
-static Py_ssize_t
-escape_backslash(char *out, const unsigned char *s, Py_ssize_t n)
-{
-    char *w = out;
-    const unsigned char *run = s, *p = s, *end = s + n;
-    for (; p < end; p++) {
-        unsigned char e = esc_table[*p];
-        if (e) {
-            size_t k = (size_t)(p - run);
-            memcpy(w, run, k);
-            w += k;
-            w[0] = '\\';
-            w[1] = (char)e;
-            w += 2;
-            run = p + 1;
-        }
-    }
-    memcpy(w, run, (size_t)(end - run));
-    w += end - run;
-    return w - out;
-}
-
-static Py_ssize_t
-escape_quotes(char *out, const unsigned char *s, Py_ssize_t n)
-{
-    char *w = out;
-    const unsigned char *p = s, *end = s + n, *q;
-    while ((q = memchr(p, '\'', (size_t)(end - p))) != NULL) {
-        size_t k = (size_t)(q - p) + 1;    /* the run and the quote */
-        memcpy(w, p, k);
-        w += k;
-        *w++ = '\'';
-        p = q + 1;
-    }
-    memcpy(w, p, (size_t)(end - p));
-    w += end - p;
-    return w - out;
-}
-
-/* Length (2 or 4) of the valid multibyte character at p, or 0 (server's
- * my_ismbchar for the charset). */
-static inline Py_ssize_t
-mb_valid(mb_kind mb, const unsigned char *p, const unsigned char *end)
-{
-    unsigned c, d;
-    if (end - p < 2)
-        return 0;
-    c = p[0];
-    d = p[1];
-    switch (mb) {
-    case MB_BIG5:
-        return (c >= 0xA1 && c <= 0xF9 &&
-                ((d >= 0x40 && d <= 0x7E) || (d >= 0xA1 && d <= 0xFE))) ? 2 : 0;
-    case MB_GBK:
-        return (c >= 0x81 && c <= 0xFE &&
-                ((d >= 0x40 && d <= 0x7E) || (d >= 0x80 && d <= 0xFE))) ? 2 : 0;
-    case MB_SJIS:
-        return (((c >= 0x81 && c <= 0x9F) || (c >= 0xE0 && c <= 0xFC)) &&
-                ((d >= 0x40 && d <= 0x7E) || (d >= 0x80 && d <= 0xFC))) ? 2 : 0;
-    case MB_GB18030:
-        if (c < 0x81 || c > 0xFE)
-            return 0;
-        if ((d >= 0x40 && d <= 0x7E) || (d >= 0x80 && d <= 0xFE))
-            return 2;
-        if (d >= 0x30 && d <= 0x39 && end - p >= 4 &&
-            p[2] >= 0x81 && p[2] <= 0xFE && p[3] >= 0x30 && p[3] <= 0x39)
-            return 4;
-        return 0;
-    default:
-        return 0;
-    }
-}
-
-/* Can `c` begin a multibyte character?  (A superset of the server's lead
- * bytes is safe; a lead byte that is not followed by a valid character is
- * escaped.) */
-static inline int
-mb_lead(mb_kind mb, unsigned c)
-{
-    switch (mb) {
-    case MB_BIG5:
-        return c >= 0xA1 && c <= 0xF9;
-    case MB_GBK:
-    case MB_GB18030:
-        return c >= 0x81 && c <= 0xFE;
-    case MB_SJIS:
-        return (c >= 0x81 && c <= 0x9F) || (c >= 0xE0 && c <= 0xFC);
-    default:
-        return 0;
-    }
-}
-
-static Py_ssize_t
-escape_mb(char *out, const unsigned char *s, Py_ssize_t n, mb_kind mb, int nbe)
-{
-    char *w = out;
-    const unsigned char *p = s, *end = s + n;
-    while (p < end) {
-        unsigned c = *p;
-        if (c >= 0x80) {
-            Py_ssize_t l = mb_valid(mb, p, end);
-            if (l) {
-                memcpy(w, p, (size_t)l);
-                w += l;
-                p += l;
-                continue;
-            }
-            if (!nbe && mb_lead(mb, c))
-                *w++ = '\\';
-            *w++ = (char)c;
-            p++;
-            continue;
-        }
-        if (nbe) {
-            if (c == '\'')
-                *w++ = '\'';
-            *w++ = (char)c;
-        }
-        else if (esc_table[c]) {
-            w[0] = '\\';
-            w[1] = (char)esc_table[c];
-            w += 2;
-        }
-        else {
-            *w++ = (char)c;
-        }
-        p++;
-    }
-    return w - out;
-}
-
-static Py_ssize_t
-escape_into(char *out, const unsigned char *s, Py_ssize_t n, const enc_opts *o)
-{
-    if (n == 0)
-        return 0;   /* s may be NULL for an empty buffer */
-    if (o->mb != MB_NONE)
-        return escape_mb(out, s, n, o->mb, o->nbe);
-    if (o->nbe)
-        return escape_quotes(out, s, n);
-    return escape_backslash(out, s, n);
-}
-
-static const char hex_digits[16] = "0123456789ABCDEF";
-
-/* Is [s, s+n) well-formed UTF-8 (Unicode 3-7: no overlong forms, no surrogates,
- * at most U+10FFFF; with maxlen 3 at most U+FFFF, as utf8mb3)? */
-static int
-utf8_wellformed(const unsigned char *s, Py_ssize_t n, int maxlen)
-{
-    const unsigned char *p = s, *end = s + n;
-    while (p < end) {
-        unsigned c = *p;
-        if (c < 0x80) {
-            p++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF) {
-            if (end - p < 2 || (p[1] & 0xC0) != 0x80)
-                return 0;
-            p += 2;
-        }
-        else if (c >= 0xE0 && c <= 0xEF) {
-            unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-            if (end - p < 3 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80)
-                return 0;
-            p += 3;
-        }
-        else if (c >= 0xF0 && c <= 0xF4 && maxlen >= 4) {
-            unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-            if (end - p < 4 || p[1] < lo || p[1] > hi || (p[2] & 0xC0) != 0x80 ||
-                (p[3] & 0xC0) != 0x80)
-                return 0;
-            p += 4;
-        }
-        else {
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Would the server accept the span as a _<charset> X'..' literal (an introduced
- * literal must be well-formed in its charset: ER_INVALID_CHARACTER_STRING)?  0
- * also when not known for sure. */
-static int
-intro_wellformed(const unsigned char *s, Py_ssize_t n, const enc_opts *o)
-{
-    const unsigned char *p = s, *end = s + n;
-    switch (o->cs_wf) {
-    case WF_ANY:
-        return 1;
-    case WF_UTF8MB4:
-        return utf8_wellformed(s, n, 4);
-    case WF_UTF8MB3:
-        return utf8_wellformed(s, n, 3);
-    case WF_MB:
-        while (p < end) {
-            Py_ssize_t l;
-            if (*p < 0x80 || (o->mb == MB_SJIS && *p >= 0xA1 && *p <= 0xDF)) {
-                p++;       /* ASCII; sjis half-width katakana are single bytes */
-                continue;
-            }
-            l = mb_valid(o->mb, p, end);
-            if (!l)
-                return 0;
-            p += l;
-        }
-        return 1;
-    default:
-        for (; p < end; p++)
-            if (*p >= 0x80)
-                return 0;
-        return 1;
-    }
-}
-
-/* Portable form of a span that contains a backslash (0x5C): a hex literal,
- * _binary X'..' for a _binary value, else _<charset> X'..' so that it stays a
- * character string of the connection charset as the quoted form is -- unless the
- * bytes are not (known to be) well-formed in that charset: the server refuses
- * such an introduced literal, where it takes a quoted one as it is, so they are
- * written X'..', a binary string (what a BLOB column stores from either form). */
-static int
-put_hex(obuf *b, const unsigned char *s, Py_ssize_t n, int binary, const enc_opts *o)
-{
-    char *w;
-    if (ob_reserve(b, 2 * n + o->intro_len + 11) < 0)
-        return -1;
-    w = b->p + b->len;
-    if (binary) {
-        memcpy(w, "_binary ", 8);
-        w += 8;
-    }
-    else if (intro_wellformed(s, n, o)) {
-        memcpy(w, o->intro, (size_t)o->intro_len);
-        w += o->intro_len;
-    }
-    *w++ = 'X';
-    *w++ = '\'';
-    for (Py_ssize_t i = 0; i < n; i++) {
-        w[0] = hex_digits[s[i] >> 4];
-        w[1] = hex_digits[s[i] & 15];
-        w += 2;
-    }
-    *w++ = '\'';
-    b->len = w - b->p;
-    return 0;
-}
-
-/* Does the span need the hex form in portable mode: a backslash that is not
- * followed by % or _?  ("\%" and "\_" read as those two bytes in both modes:
- * with backslash escapes the server keeps the backslash of these two, for LIKE
- * patterns; so a LIKE pattern stays a quoted string, also where the grammar takes
- * only one, as SHOW TABLES LIKE.) */
-static inline int
-needs_hex(const char *s, Py_ssize_t n)
-{
-    const char *p = s, *end = s + n, *q;
-    while ((q = memchr(p, '\\', (size_t)(end - p))) != NULL) {
-        if (q + 1 >= end || (q[1] != '%' && q[1] != '_'))
-            return 1;
-        p = q + 2;
-    }
-    return 0;
-}
-
-/* Append [_binary]'escaped' for the span.
- *
- * Portable mode (o->portable; what execute() uses): the literal must read as the
- * same bytes whether or not the server's NO_BACKSLASH_ESCAPES is in effect, since
- * the status bit that reports it can be stale (MariaDB keeps it set after a
- * procedure that changed sql_mode has returned).  The only byte whose meaning in
- * a quoted literal depends on the mode is the backslash, and '' is a quote in
- * both modes, so a span without 0x5C is written with its quotes doubled and every
- * other byte (NUL, LF, CR, 0x1A, ...) as it is -- also one whose backslashes are
- * all followed by % or _ (needs_hex); a span with any other 0x5C byte (also as
- * the trail byte of a gbk/sjis/big5 character) becomes a hex literal.  A
- * quote cannot be the trail byte of a multibyte character in any client charset,
- * so the byte-wise doubling is exact for those charsets too. */
-static int
-put_quoted(obuf *b, const char *s, Py_ssize_t n, int binary, const enc_opts *o)
-{
-    char *w;
-    if (n > (PY_SSIZE_T_MAX - 64) / 2) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (o->portable) {
-        if (n && needs_hex(s, n))
-            return put_hex(b, (const unsigned char *)s, n, binary, o);
-        if (ob_reserve(b, 2 * n + 9) < 0)
-            return -1;
-        w = b->p + b->len;
-        if (binary) {
-            memcpy(w, "_binary", 7);
-            w += 7;
-        }
-        *w++ = '\'';
-        if (n)
-            w += escape_quotes(w, (const unsigned char *)s, n);
-        *w++ = '\'';
-        b->len = w - b->p;
-        return 0;
-    }
-    if (ob_reserve(b, 2 * n + 9) < 0)
-        return -1;
-    w = b->p + b->len;
-    if (binary) {
-        memcpy(w, "_binary", 7);
-        w += 7;
-    }
-    *w++ = '\'';
-    w += escape_into(w, (const unsigned char *)s, n, o);
-    *w++ = '\'';
-    b->len = w - b->p;
     return 0;
 }
 
@@ -979,7 +523,7 @@ put_str(obuf *b, PyObject *u, const enc_opts *o)
     int r;
     if (str_bytes(u, o, &s, &n, &tmp) < 0)
         return -1;
-    r = put_quoted(b, s, n, 0, o);
+    r = mc_enc_put_quoted(b, s, n, 0, o);
     Py_XDECREF(tmp);
     return r;
 }
@@ -991,11 +535,11 @@ put_buffer(obuf *b, PyObject *obj, const enc_opts *o)
     Py_buffer view;
     int r;
     if (PyBytes_Check(obj))
-        return put_quoted(b, PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj),
+        return mc_enc_put_quoted(b, PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj),
                           o->binary_prefix, o);
     if (PyObject_GetBuffer(obj, &view, PyBUF_SIMPLE) < 0)
         return -1;
-    r = put_quoted(b, (const char *)view.buf, view.len, o->binary_prefix, o);
+    r = mc_enc_put_quoted(b, (const char *)view.buf, view.len, o->binary_prefix, o);
     PyBuffer_Release(&view);
     return r;
 }
@@ -1161,7 +705,7 @@ lit_append(obuf *b, PyObject *obj, const enc_opts *o)
     if (tp == &PyFloat_Type)
         return put_float(b, PyFloat_AS_DOUBLE(obj), o);
     if (tp == &PyBytes_Type)
-        return put_quoted(b, PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj),
+        return mc_enc_put_quoted(b, PyBytes_AS_STRING(obj), PyBytes_GET_SIZE(obj),
                           o->binary_prefix, o);
     if (o->encoders) {
         PyObject *conv = PyDict_GetItemWithError(o->encoders, (PyObject *)tp);
@@ -1299,7 +843,7 @@ mc_encode_escape_string(PyObject *module, PyObject *const *args, Py_ssize_t narg
     }
     if (ob_init(&b, 2 * n) < 0)
         goto done;
-    b.len = escape_into(b.p, (const unsigned char *)s, n, &o);
+    b.len = mc_enc_escape_into(b.p, (const unsigned char *)s, n, &o);
     result = ob_finish(&b);
     ob_discard(&b);
 done:

@@ -254,7 +254,10 @@ class Session:
         mode, stmts, self.real, self.flag = STATES[state]
         self.multi = state == "multi-statement"
         kw = server.connect_kwargs()
-        self.conn = flavour.connect(charset=charset, sql_mode=mode,
+        # session_track=False: the driver's view is the server's status bit alone, which
+        # these states make stale; the literals must be right even then (with tracking on,
+        # tests/test_session_track.py checks the view follows the real sql_mode)
+        self.conn = flavour.connect(charset=charset, sql_mode=mode, session_track=False,
                                     client_flag=CLIENT.MULTI_STATEMENTS, **kw)
         self.cur = self.conn.cursor()
         for stmt in stmts:

@@ -213,7 +213,7 @@ def test_com_query_attributes_arrive_exactly():
         cur = c.cursor()
         cur.execute("SELECT %s", ("x'y",), attributes=dict(VALUES))
         assert unsigned(rows_of(cur)) == [expected(n, v) for n, v in VALUES]
-        assert seen[-1][1] == b"SELECT 'x\\'y'"
+        assert seen[-1][1] == b"SELECT 'x''y'"   # the portable literal (doubled quote)
         # cursor attributes, then the execute's (pairs), both sent
         cur.add_attribute("trace_id", "abc")
         cur.execute("SELECT 1", attributes=[("span", 7)])

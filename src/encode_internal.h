@@ -20,7 +20,7 @@ typedef struct {
     char stack[OB_STACK];
 } obuf;
 
-static inline inline int
+static inline int
 ob_init(obuf *b, Py_ssize_t cap)
 {
     b->len = 0;
@@ -38,7 +38,7 @@ ob_init(obuf *b, Py_ssize_t cap)
     return 0;
 }
 
-static inline inline int
+static inline int
 ob_grow(obuf *b, Py_ssize_t extra)
 {
     Py_ssize_t need, cap;
@@ -64,13 +64,13 @@ ob_grow(obuf *b, Py_ssize_t extra)
     return 0;
 }
 
-static inline inline int
+static inline int
 ob_reserve(obuf *b, Py_ssize_t extra)
 {
     return (b->cap - b->len >= extra) ? 0 : ob_grow(b, extra);
 }
 
-static inline inline int
+static inline int
 ob_put(obuf *b, const void *s, Py_ssize_t n)
 {
     if (ob_reserve(b, n) < 0)
@@ -80,7 +80,7 @@ ob_put(obuf *b, const void *s, Py_ssize_t n)
     return 0;
 }
 
-static inline inline int
+static inline int
 ob_putc(obuf *b, char c)
 {
     if (b->len == b->cap && ob_grow(b, 1) < 0)
@@ -90,7 +90,7 @@ ob_putc(obuf *b, char c)
 }
 
 /* The result as a new bytes object; the buffer is left empty. */
-static inline inline PyObject *
+static inline PyObject *
 ob_finish(obuf *b)
 {
     PyObject *r;
@@ -103,7 +103,7 @@ ob_finish(obuf *b)
     return r;
 }
 
-static inline inline void
+static inline void
 ob_discard(obuf *b)
 {
     Py_CLEAR(b->obj);

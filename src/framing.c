@@ -69,6 +69,10 @@ int mc_frame_inflate(mc_conn *c) {
         }
         c->cseq++;
         size_t out = ulen ? ulen : clen;
+        if (out == 0) {   /* an empty frame carries nothing (and rbuf may not exist yet) */
+            c->zpos += 7 + clen;
+            continue;
+        }
         if (rbuf_room(c, out) < 0) return -1;
         unsigned char *dst = c->rbuf + c->rend;
         const unsigned char *src = h + 7;

@@ -522,3 +522,23 @@ def test_handshake_auth_switch(server, root_conn_kwargs):
     assert ref[0] == (True, None) and ref[1]["auth_plugin_name"] == "client_ed25519"
     for name, chunks in chunkings(data, 18):
         assert run(chunks) == ref, name
+
+
+def test_empty_compressed_frames():
+    """Empty compressed-protocol frames (stored, length 0) carry nothing: before any byte
+    was buffered (the fuzz harness's find: an offset applied to the receive buffer before
+    it existed) and between the frames of a response."""
+    ok = b"\x07\x00\x00\x01\x00\x00\x00\x02\x00\x00\x00"
+
+    def frame(seq, body):
+        return len(body).to_bytes(3, "little") + bytes([seq]) + b"\x00\x00\x00" + body
+
+    wire = frame(1, b"") + frame(2, ok[:5]) + frame(3, b"") + frame(4, ok[5:])
+    for name, chunks in chunkings(wire, 19):
+        got = replay_result(wire, chunks, flag=CLIENT_PROTOCOL_41 | CLIENT_DEPRECATE_EOF,
+                            compress=True)
+        assert got[1] is None and got[0] == [(0, None, [])], name
+    e = _core.Connection()
+    e._engine_start(compress=True)
+    e._engine_feed(frame(1, b""))            # nothing buffered yet: nothing to read
+    assert e._engine_response() is None

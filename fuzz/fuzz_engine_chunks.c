@@ -332,7 +332,8 @@ static PyObject *run(const input *in, const plan *pl, size_t total) {
     if (!empty) empty = PyTuple_New(0);
     engine e = {0};
     e.pl = *pl;
-    e.max_steps = 64 + 16 * (long)total;
+    /* every byte may take a feed and a step; an empty feed of the plan's first pass too */
+    e.max_steps = 64 + 16 * (long)total + 4 * (long)pl->nsizes;
     e.c = PyObject_CallNoArgs(mcf_Connection);
     e.trace = PyList_New(0);
     if (!e.c || !e.trace) mcf_die("Connection()");

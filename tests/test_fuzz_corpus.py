@@ -215,7 +215,9 @@ class _Engine:
     def __init__(self, plan, total):
         self.c = _core.Connection()
         self.plan, self.trace, self.calls = plan, [], None
-        self.steps, self.max_steps = 0, 64 + 16 * total
+        # every byte may take a feed and a step; an empty feed of the plan's first pass too
+        self.steps = 0
+        self.max_steps = 64 + 16 * total + 4 * len(getattr(plan, "sizes", None) or ())
         self.set_stream(b"")
 
     def set_stream(self, s):

@@ -203,8 +203,12 @@ static int tls_pump(mc_conn *c) {
         unsigned char *dst;
         size_t room;
         if (plain_buffer(c, 16384 + 512, &dst, &room) < 0) return -1;
+        int r, want = room > INT32_MAX ? INT32_MAX : (int)room;
+        SSL *ssl = c->ssl;
         ERR_clear_error();
-        int r = SSL_read(c->ssl, dst, room > INT32_MAX ? INT32_MAX : (int)room);
+        Py_BEGIN_ALLOW_THREADS   /* decryption: no Python objects involved */
+        r = SSL_read(ssl, dst, want);
+        Py_END_ALLOW_THREADS
         if (r > 0) {
             if (plain_received(c, (size_t)r) < 0) return -1;
             continue;
@@ -245,8 +249,13 @@ void mc_engine_tls_start(mc_conn *c, SSL *ssl) {
    MC_NEED when the server's next bytes are needed (after writing mc_engine_wire_out()'s),
    -1 with OperationalError 2026 and the stream closed. */
 int mc_engine_tls_handshake(mc_conn *c) {
+    int rc;
+    SSL *ssl = c->ssl;
     ERR_clear_error();
-    int rc = SSL_connect(c->ssl);
+    Py_BEGIN_ALLOW_THREADS   /* the handshake's public-key work; the verify callback
+                                (tls.c) uses no Python API */
+    rc = SSL_connect(ssl);
+    Py_END_ALLOW_THREADS
     if (rc == 1) {
         c->tls_handshaking = 0;
         return tls_pump(c) < 0 ? -1 : 0;
@@ -274,8 +283,13 @@ int mc_engine_wire_out(mc_conn *c, const unsigned char **buf, size_t *len) {
         while (off < c->out.len) {   /* records of up to 16 KiB, written whole or in parts */
             size_t k = c->out.len - off;
             if (k > (1u << 20)) k = 1u << 20;
+            int r;
+            SSL *ssl = c->ssl;
+            const unsigned char *src = c->out.buf + off;
             ERR_clear_error();
-            int r = SSL_write(c->ssl, c->out.buf + off, (int)k);
+            Py_BEGIN_ALLOW_THREADS   /* encryption: no Python objects involved */
+            r = SSL_write(ssl, src, (int)k);
+            Py_END_ALLOW_THREADS
             if (r <= 0) return tls_failed(c, "cannot encrypt");
             off += (size_t)r;
         }

@@ -1,0 +1,571 @@
+"""A pool of ``mysqlc.aio`` connections (the API of aiomysql's ``create_pool``/``Pool``).
+
+::
+
+    pool = await mysqlc.aio.create_pool(minsize=1, maxsize=10, **connect_kwargs)
+    async with pool.acquire() as conn:
+        async with conn.cursor() as cur:
+            await cur.execute("SELECT 1")
+    pool.close()
+    await pool.wait_closed()
+
+or ``async with mysqlc.aio.create_pool(...) as pool:`` (closed and waited for on exit).
+
+What a connection goes through (the rules aiomysql has, and the ones it lacks):
+
+- **Acquire** hands out a free connection (the most recently released first), else opens
+  a new one while the pool holds fewer than ``maxsize``, else waits.  Waiters are served
+  in the order they arrived: a released connection (or the room a dropped one leaves) goes
+  straight to the longest waiting ``acquire()``, never to one that arrives later.
+- **Checked on acquire.** A free connection that is closed or lost (``conn.closed``) is
+  replaced; one older than ``pool_recycle`` seconds (time since it was opened) is closed
+  and replaced; one left idle in the pool for longer than ``ping_idle`` seconds (default
+  1.0) is pinged first (COM_PING) and replaced when the ping fails.  A connection that
+  the server dropped less than ``ping_idle`` seconds ago is handed out unchecked: its next
+  command raises OperationalError (2006/2013), it is then closed, and ``release()`` drops
+  it.
+- **Reset on release.** A connection released in the middle of a transaction
+  (SERVER_STATUS_IN_TRANS in the server's last status) is rolled back before anyone
+  gets it again; when the rollback fails or takes longer than ``reset_timeout``
+  (5 s) the connection is closed instead.  One released with rows of an unbuffered
+  cursor (or further result sets) still unread is closed, not drained (the rest
+  could be of any size).  One that is closed -- by the caller, by a lost server, or
+  because a cancelled operation could not be stopped in time -- is dropped, and the
+  room it held goes to the next waiter.  So the pool never hands out a connection whose
+  protocol state is not at rest.
+
+The behaviour follows aiomysql 0.2's ``aiomysql/pool.py``; the differences
+(``pool_recycle`` counted from the connect, the idle ping, rollback instead of close on
+release in a transaction, waiters failed by ``close()``) are listed in docs/compat.md.
+"""
+
+import asyncio
+import collections
+
+from ..constants import SERVER_STATUS
+
+__all__ = ["create_pool", "Pool"]
+
+#: seconds a connection may sit idle in the pool before acquire() pings it (the default
+#: of ``create_pool(ping_idle=...)``)
+PING_IDLE = 1.0
+#: seconds the rollback of a connection released in a transaction may take before the
+#: connection is closed instead
+RESET_TIMEOUT = 5.0
+#: seconds wait_closed()/clear() give each free connection's COM_QUIT before closing it
+QUIT_TIMEOUT = 2.0
+
+
+def create_pool(minsize=1, maxsize=10, echo=False, pool_recycle=-1, *,
+                ping_idle=PING_IDLE, **connect_kwargs):
+    """Open a pool of ``mysqlc.aio`` connections.
+
+    Use ``pool = await create_pool(...)`` or ``async with create_pool(...) as pool:``
+    (the pool is closed and waited for when the block ends).
+
+    Parameters
+    ----------
+    minsize : int, default 1
+        Connections opened before the pool is returned (concurrently).  Connections
+        dropped later are replaced when an acquire() needs one, not eagerly.
+    maxsize : int, default 10
+        Most connections the pool holds at once (handed out, free and being opened or
+        reset together); 0 means no bound (aiomysql's meaning).
+    echo : bool, default False
+        Kept for aiomysql compatibility (its connections log every query); stored as
+        ``pool.echo`` and not passed on.
+    pool_recycle : float, default -1
+        A free connection opened more than this many seconds ago is closed and replaced
+        on acquire; -1 never recycles.
+    ping_idle : float or None, default 1.0 (``PING_IDLE``)
+        A free connection idle for more than this many seconds is pinged on acquire;
+        0 pings at every acquire, None never pings.
+    **connect_kwargs
+        Every keyword of ``mysqlc.aio.connect()`` (host, port, user, password, database,
+        ssl, autocommit, init_command, ...), used for every connection.
+
+    Raises
+    ------
+    ValueError
+        ``minsize`` < 0, or ``maxsize`` < ``minsize`` (and not 0).
+    mysqlc.OperationalError (and the other errors of ``mysqlc.aio.connect``)
+        Opening one of the first ``minsize`` connections failed; the ones already open
+        are closed.
+    """
+    return _PoolContext(_create_pool(minsize, maxsize, echo, pool_recycle, ping_idle,
+                                     connect_kwargs))
+
+
+async def _create_pool(minsize, maxsize, echo, pool_recycle, ping_idle, connect_kwargs):
+    pool = Pool(minsize, maxsize, echo, pool_recycle, ping_idle=ping_idle, **connect_kwargs)
+    await pool._fill(minsize)
+    return pool
+
+
+class _PoolContext:
+    """What create_pool() returns: awaitable (gives the pool) and an async context
+    manager (closes the pool and waits for it on exit)."""
+
+    __slots__ = ("_coro", "_pool")
+
+    def __init__(self, coro):
+        self._coro = coro
+        self._pool = None
+
+    def __await__(self):
+        return self._coro.__await__()
+
+    async def __aenter__(self):
+        self._pool = await self._coro
+        return self._pool
+
+    async def __aexit__(self, exc_type, exc, tb):
+        pool, self._pool = self._pool, None
+        pool.close()
+        await pool.wait_closed()
+
+
+class _AcquireContext:
+    """What Pool.acquire() returns: awaitable (gives the connection, which the caller
+    hands back with pool.release()) and an async context manager (releases on exit)."""
+
+    __slots__ = ("_pool", "_coro", "_conn")
+
+    def __init__(self, pool):
+        self._pool = pool
+        self._coro = pool._acquire()
+        self._conn = None
+
+    def __await__(self):
+        return self._coro.__await__()
+
+    async def __aenter__(self):
+        self._conn = await self._coro
+        return self._conn
+
+    async def __aexit__(self, exc_type, exc, tb):
+        conn, self._conn = self._conn, None
+        # the reset runs as its own task: cancelling the block's task does not stop it
+        await asyncio.shield(self._pool.release(conn))
+
+
+class Pool:
+    """A pool of ``mysqlc.aio`` connections; made by ``create_pool()``.
+
+    Attributes (read-only): ``minsize``, ``maxsize``, ``size`` (every connection the pool
+    holds: free, handed out, being opened or reset), ``freesize`` (free ones), ``closed``
+    (True once ``wait_closed()`` finished), ``echo``.
+
+    A pool belongs to the event loop it was created on.
+    """
+
+    def __init__(self, minsize=1, maxsize=10, echo=False, pool_recycle=-1, *,
+                 ping_idle=PING_IDLE, **connect_kwargs):
+        if not isinstance(minsize, int) or isinstance(minsize, bool) or minsize < 0:
+            raise ValueError("minsize should be an int, zero or greater (got %r)" % (minsize,))
+        if not isinstance(maxsize, int) or isinstance(maxsize, bool) or maxsize < 0:
+            raise ValueError("maxsize should be an int, zero or greater (got %r)" % (maxsize,))
+        if maxsize and maxsize < minsize:
+            raise ValueError("maxsize should be not less than minsize (got %d < %d)"
+                             % (maxsize, minsize))
+        if ping_idle is not None and not ping_idle >= 0:
+            raise ValueError("ping_idle should be None or >= 0 seconds (got %r)" % (ping_idle,))
+        self._minsize = minsize
+        self._maxsize = maxsize
+        self._echo = echo
+        self._recycle = pool_recycle
+        self._ping_idle = ping_idle
+        self._conn_kwargs = connect_kwargs
+        self._loop = asyncio.get_running_loop() if _loop_running() else None
+        self._free = collections.deque()   # (conn, released at), most recent at the right
+        self._used = set()                 # handed out, or being checked by an acquire()
+        self._resetting = set()            # released, being rolled back
+        self._opening = 0                  # connects in flight (each one holds room)
+        self._born = {}                    # conn -> loop time it was opened
+        self._waiters = collections.deque()   # futures of waiting acquire() calls
+        self._terminated = set()
+        self._closers = []                 # futures of wait_closed() calls
+        self._closing = False
+        self._closed = False
+
+    # ------------------------------------------------------------------ attributes
+
+    @property
+    def minsize(self):
+        return self._minsize
+
+    @property
+    def maxsize(self):
+        return self._maxsize
+
+    @property
+    def size(self):
+        return len(self._free) + len(self._used) + len(self._resetting) + self._opening
+
+    @property
+    def freesize(self):
+        return len(self._free)
+
+    @property
+    def closed(self):
+        return self._closed
+
+    @property
+    def echo(self):
+        return self._echo
+
+    def __repr__(self):
+        state = "closed" if self._closed else "closing" if self._closing else "open"
+        return "<mysqlc.aio.Pool %s size=%d free=%d maxsize=%d waiting=%d>" % (
+            state, self.size, self.freesize, self._maxsize, len(self._waiters))
+
+    # ------------------------------------------------------------------ acquire
+
+    def acquire(self):
+        """A connection from the pool: ``conn = await pool.acquire()`` (hand it back with
+        ``pool.release(conn)``) or ``async with pool.acquire() as conn:``.
+
+        Waits while ``maxsize`` connections are out; waiters are served first come, first
+        served.  Bound the wait with ``asyncio.timeout()``: a cancelled wait leaves the
+        pool as it was.
+
+        Raises
+        ------
+        RuntimeError
+            The pool is closing or closed (as aiomysql), also for acquire() calls that
+            were waiting when close() was called.
+        mysqlc.OperationalError (and the other errors of ``mysqlc.aio.connect``)
+            A new connection was needed and could not be opened.
+        """
+        return _AcquireContext(self)
+
+    def _room(self):
+        return not self._maxsize or self.size < self._maxsize
+
+    async def _acquire(self):
+        if self._closing:
+            raise RuntimeError("Cannot acquire connection after closing pool")
+        self._bind_loop()
+        grant = None
+        if not self._waiters:
+            if self._free:
+                conn, idle = self._free.pop()
+                self._used.add(conn)
+                grant = (conn, idle)
+            elif self._room():
+                self._opening += 1
+                grant = "open"
+        if grant is None:
+            fut = self._loop.create_future()
+            self._waiters.append(fut)
+            try:
+                grant = await fut
+            except BaseException:
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    self._give_back(fut.result())   # granted just as we were cancelled
+                else:
+                    try:
+                        self._waiters.remove(fut)
+                    except ValueError:
+                        pass
+                raise
+        return await self._take(grant)
+
+    async def _take(self, grant):
+        """Turn a grant -- a free connection (already counted in _used) or "open" (room
+        counted in _opening) -- into a checked connection in _used."""
+        while True:
+            if grant == "open":
+                return await self._connect()   # gives the room back itself on failure
+            conn, idle = grant
+            try:
+                usable = await self._usable(conn, idle)
+            except BaseException:
+                self._give_back(grant)
+                raise
+            if usable:
+                return conn
+            # not usable, and closed now: its room is ours to open a new one in
+            self._forget(conn)
+            self._used.discard(conn)
+            self._opening += 1
+            grant = "open"
+
+    def _give_back(self, grant):
+        """Undo a grant nobody will use (its acquire() failed or was cancelled)."""
+        if grant == "open":
+            self._opening -= 1
+            self._room_freed()
+        else:
+            conn, _ = grant
+            if conn in self._used:
+                self._used.discard(conn)
+                self._returned(conn)
+
+    async def _connect(self):
+        from . import connect   # the lead's module; imported late so pool.py loads alone
+        try:
+            conn = await connect(**self._conn_kwargs)
+        except BaseException:
+            self._opening -= 1
+            self._room_freed()
+            raise
+        self._opening -= 1
+        self._born[conn] = self._loop.time()
+        if self._closing:
+            conn.close()
+            self._forget(conn)
+            self._room_freed()
+            raise RuntimeError("Cannot acquire connection after closing pool")
+        self._used.add(conn)
+        return conn
+
+    async def _usable(self, conn, idle_since):
+        """The checks of a free connection at acquire; False means it has been closed."""
+        if conn.closed or not _at_rest(conn):
+            _close_quietly(conn)
+            return False
+        now = self._loop.time()
+        if self._recycle is not None and self._recycle > -1 and \
+                now - self._born.get(conn, now) > self._recycle:
+            await _quit(conn)
+            return False
+        if self._ping_idle is not None and now - idle_since > self._ping_idle:
+            try:
+                await conn.ping()
+            except Exception:
+                _close_quietly(conn)
+                return False
+            if conn.closed or not _at_rest(conn):
+                _close_quietly(conn)
+                return False
+        return True
+
+    async def _fill(self, n):
+        """Open connections until the pool holds n (create_pool's minsize), concurrently."""
+        self._bind_loop()
+        missing = n - self.size
+        if missing <= 0:
+            return
+        self._opening += missing
+        results = await asyncio.gather(*(self._connect() for _ in range(missing)),
+                                       return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException)]
+        for r in results:
+            if not isinstance(r, BaseException):
+                self._used.discard(r)
+                if failed:
+                    self._forget(r)
+                    _close_quietly(r)
+                else:
+                    self._free.append((r, self._loop.time()))
+        if failed:
+            raise failed[0]
+
+    # ------------------------------------------------------------------ release
+
+    def release(self, conn):
+        """Hand a connection back to the pool.  A plain call (as aiomysql's); it
+        returns an awaitable that finishes when the connection is back in the pool or
+        closed -- ``await pool.release(conn)`` waits for the rollback of a transaction
+        left open, a bare ``pool.release(conn)`` lets it run on its own.
+
+        Raises
+        ------
+        ValueError
+            `conn` is not out from this pool (released twice, or never acquired from it).
+        """
+        fut = self._loop.create_future() if self._loop is not None else None
+        if conn in self._terminated:
+            self._terminated.discard(conn)
+            return _done(fut)
+        if conn not in self._used:
+            raise ValueError("connection %r is not acquired from this pool" % (conn,))
+        self._used.discard(conn)
+        if not conn.closed and not self._closing and _in_transaction(conn) and _at_rest(conn):
+            self._resetting.add(conn)
+            return self._loop.create_task(self._reset(conn))
+        self._returned(conn)
+        return _done(fut)
+
+    async def _reset(self, conn):
+        try:
+            try:
+                await asyncio.wait_for(conn.rollback(), RESET_TIMEOUT)
+            except BaseException:
+                _close_quietly(conn)
+                raise
+        except Exception:
+            pass   # closed: _returned drops it
+        finally:
+            self._resetting.discard(conn)
+            self._returned(conn)
+
+    def _returned(self, conn):
+        """A connection (no longer counted anywhere) comes back: to the first waiter,
+        to the free list, or -- closed, closing pool, not at rest -- away."""
+        if conn.closed or self._closing or not _at_rest(conn) or _in_transaction(conn):
+            _close_quietly(conn)
+            self._forget(conn)
+            self._room_freed()
+            return
+        now = self._loop.time()
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                self._used.add(conn)
+                fut.set_result((conn, now))
+                return
+        self._free.append((conn, now))
+
+    def _room_freed(self):
+        """Room for one connection opened up: the first waiter gets to open it (or,
+        while closing, wait_closed() looks again)."""
+        if self._closing:
+            self._wake_closers()
+            return
+        while self._waiters and self._room():
+            fut = self._waiters.popleft()
+            if not fut.done():
+                self._opening += 1
+                fut.set_result("open")
+                return
+
+    def _wake_closers(self):
+        closers, self._closers = self._closers, []
+        for fut in closers:
+            if not fut.done():
+                fut.set_result(None)
+
+    def _forget(self, conn):
+        self._born.pop(conn, None)
+
+    # ------------------------------------------------------------------ closing
+
+    async def clear(self):
+        """Close every free connection (graceful COM_QUIT, bounded by 2 s each)."""
+        free = [c for c, _ in self._free]
+        self._free.clear()
+        await asyncio.gather(*(_quit(c) for c in free))
+        for c in free:
+            self._forget(c)
+            self._room_freed()
+
+    def close(self):
+        """Start closing: acquire() raises from now on (and the acquire() calls waiting
+        now raise RuntimeError); connections are closed as they come back.  Follow with
+        ``await pool.wait_closed()``."""
+        if self._closing:
+            return
+        self._closing = True
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_exception(RuntimeError("the pool was closed while waiting to acquire"))
+
+    def terminate(self):
+        """close(), and close every connection that is out at once (their later
+        release() is accepted and does nothing)."""
+        self.close()
+        for conn in list(self._used):
+            _close_quietly(conn)
+            self._forget(conn)
+            self._terminated.add(conn)
+        self._used.clear()
+        self._wake_closers()
+
+    async def wait_closed(self):
+        """Close the free connections (graceful COM_QUIT) and wait until every
+        connection out has come back (and been closed).
+
+        Raises
+        ------
+        RuntimeError
+            close() was not called first (as aiomysql).
+        """
+        if self._closed:
+            return
+        if not self._closing:
+            raise RuntimeError(".wait_closed() should be called after .close()")
+        free = [c for c, _ in self._free]
+        self._free.clear()
+        await asyncio.gather(*(_quit(c) for c in free))
+        for c in free:
+            self._forget(c)
+        while self.size:
+            fut = self._loop.create_future()
+            self._closers.append(fut)
+            await fut
+        self._closed = True
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, exc_type, exc, tb):
+        self.close()
+        await self.wait_closed()
+
+    # ------------------------------------------------------------------ internals
+
+    def _bind_loop(self):
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif self._loop is not loop:
+            raise RuntimeError("this pool belongs to another event loop")
+
+
+def _loop_running():
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _done(fut):
+    if fut is None:
+        loop = asyncio.get_event_loop()
+        fut = loop.create_future()
+    fut.set_result(None)
+    return fut
+
+
+def _core(conn):
+    return conn.sync._conn
+
+
+def _in_transaction(conn):
+    """The server's last status says a transaction is open (SERVER_STATUS_IN_TRANS)."""
+    try:
+        return bool(_core(conn).server_status & SERVER_STATUS.SERVER_STATUS_IN_TRANS)
+    except Exception:
+        return False
+
+
+def _at_rest(conn):
+    """No result left unread on the wire: the next command can be sent as it is."""
+    try:
+        core = _core(conn)
+        return not (core.rows_pending or core.more_results or core.cursor_open)
+    except Exception:
+        return not conn.closed
+
+
+def _close_quietly(conn):
+    try:
+        if not conn.closed:
+            conn.close()
+    except Exception:
+        pass
+
+
+async def _quit(conn):
+    """Graceful close (COM_QUIT), bounded; closes at once when that fails."""
+    try:
+        if not conn.closed:
+            await asyncio.wait_for(conn.ensure_closed(), QUIT_TIMEOUT)
+    except Exception:
+        pass
+    finally:
+        _close_quietly(conn)

@@ -2,13 +2,16 @@
 
 ``tests/sqla/`` holds the suite's setup (see its README.md): it is a pytest root
 of its own, because SQLAlchemy's testing plugin takes over the pytest session.
-Three runs:
+Four runs:
 
 * ``mariadb+mysqlc`` -- mysqlc's native dialect (``mysqlc.sqlalchemy_dialect``);
 * ``mariadb+mysqlc_prepared`` -- the same with ``prepared=True`` (server-side
   prepared statements; the name is registered by tests/sqla/sqla_plugin.py);
 * ``mysql+mysqldb`` with ``mysqlc.install_as_MySQLdb()`` -- SQLAlchemy's stock
   mysqlclient dialect running on mysqlc.
+* ``mariadb+mysqlc_async`` -- the asyncio dialect (``mysqlc.sqlalchemy_aio`` on
+  ``mysqlc.aio``); SQLAlchemy's plugin then runs each test in a greenlet on an
+  event loop.
 
 Each must finish without failures or errors; the pass/skip counts are attached
 to the test report (``record_property``) and printed with ``-rA``.  A run takes
@@ -79,7 +82,7 @@ def _run_suite(url, tmp_path, extra_env=None):
 
 
 @pytest.mark.parametrize("driver", ["mariadb+mysqlc", "mariadb+mysqlc_prepared",
-                                    "mysql+mysqldb"])
+                                    "mysql+mysqldb", "mariadb+mysqlc_async"])
 def test_sqlalchemy_compliance_suite(driver, suite_url_parts, tmp_path, record_property):
     pytest.importorskip("sqlalchemy")
     user, password, host, port = suite_url_parts

@@ -18,6 +18,7 @@ class ServerSideCursorsTest(_ServerSideCursorsTest):
     def _is_server_side(self, cursor):
         from mysqlc.cursors import SSCursor
         if self.engine.dialect.is_async:
-            from mysqlc.aio.cursors import SSCursor as AsyncSSCursor
-            return cursor.server_side and isinstance(cursor._cursor, AsyncSSCursor)
+            import mysqlc.aio
+            return cursor.server_side and isinstance(cursor._cursor,
+                                                     mysqlc.aio.cursors.SSCursor)
         return isinstance(cursor, SSCursor) or super()._is_server_side(cursor)

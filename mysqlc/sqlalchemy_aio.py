@@ -36,12 +36,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from sqlalchemy.connectors.asyncio import (
-    AsyncAdapt_dbapi_connection, AsyncAdapt_dbapi_cursor, AsyncAdapt_dbapi_module,
-    AsyncAdapt_dbapi_ss_cursor, AsyncAdapt_terminate,
-)
+import sqlalchemy
 from sqlalchemy.dialects.mysql.mariadb import MariaDBDialect
-from sqlalchemy.util.concurrency import await_
+
+try:   # SQLAlchemy 2.1's generic adapters (2.0's have another interface)
+    from sqlalchemy.connectors.asyncio import (
+        AsyncAdapt_dbapi_connection, AsyncAdapt_dbapi_cursor, AsyncAdapt_dbapi_module,
+        AsyncAdapt_dbapi_ss_cursor, AsyncAdapt_terminate,
+    )
+    from sqlalchemy.util.concurrency import await_
+except ImportError as exc:   # pragma: no cover - SQLAlchemy 2.0
+    raise ImportError("mysqlc's asyncio dialect needs SQLAlchemy 2.1 or later "
+                      "(installed: %s)" % sqlalchemy.__version__) from exc
 
 from mysqlc.sqlalchemy_dialect import MySQLDialect_mysqlc
 

@@ -2,12 +2,12 @@
 mysqlc's asyncio dialect (mysqlc/sqlalchemy_aio.py over mysqlc.aio), against the
 test server.
 
-Every scenario runs for three URLs: ``mariadb+mysqlc`` (the sync dialect's name:
+Every scenario runs four times: ``mariadb+mysqlc`` (the sync dialect's name:
 ``create_async_engine`` picks the asyncio dialect through
-``get_async_dialect_cls``), ``mysql+mysqlc_async`` (the explicit name) and
-``mariadb+mysqlc`` with ``prepared=True`` (server-side prepared statements).
-Each test runs its own event loop (``asyncio.run``): an async engine belongs to
-the loop it was used on.
+``get_async_dialect_cls``), ``mysql+mysqlc_async`` (the explicit name),
+``mariadb+mysqlc`` with ``prepared=True`` (server-side prepared statements), and
+``mariadb+mysqlc`` on uvloop's event loop.  Each test runs its own event loop:
+an async engine belongs to the loop it was used on.
 """
 
 import asyncio
@@ -40,7 +40,8 @@ from _helpers import kill_connection  # noqa: E402
 from test_sqlalchemy import Author, Base, Item, Post, _seed, _url, tag_link  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = ["mariadb+mysqlc", "mysql+mysqlc_async", "mariadb+mysqlc/prepared"]
+TARGETS = ["mariadb+mysqlc", "mysql+mysqlc_async", "mariadb+mysqlc/prepared",
+           "mariadb+mysqlc/uvloop"]
 
 
 def _register_async_names():
@@ -66,10 +67,13 @@ _register_async_names()
 
 @pytest.fixture(params=TARGETS)
 def target(request, server):
-    """(url, create_async_engine keyword arguments) of one variant."""
+    """(url, create_async_engine keyword arguments, event loop factory) of one variant."""
     driver, _, variant = request.param.partition("/")
-    return _url(driver, server.connect_kwargs()), (
-        {"prepared": True} if variant == "prepared" else {})
+    loop_factory = None   # asyncio's default loop
+    if variant == "uvloop":
+        loop_factory = pytest.importorskip("uvloop").new_event_loop
+    return (_url(driver, server.connect_kwargs()),
+            {"prepared": True} if variant == "prepared" else {}, loop_factory)
 
 
 @pytest.fixture
@@ -82,7 +86,7 @@ def root_conn(server):
 def run(target, scenario, **engine_kw):
     """Run ``await scenario(engine)`` on a fresh event loop with a fresh engine
     (tables created first, dropped and the engine disposed afterwards)."""
-    url, options = target
+    url, options, loop_factory = target
 
     async def main():
         engine = create_async_engine(url, **options, **engine_kw)
@@ -96,7 +100,8 @@ def run(target, scenario, **engine_kw):
         finally:
             await engine.dispose()
 
-    asyncio.run(main())
+    with asyncio.Runner(loop_factory=loop_factory) as runner:
+        runner.run(main())
 
 
 def _cursors(engine):
@@ -152,10 +157,12 @@ def test_sync_engine_is_unchanged(server):
 
 
 def test_engine_and_dialect(target):
-    url, options = target
+    url, options, loop_factory = target
     import mysqlc.aio
 
     async def scenario(engine):
+        loop_module = type(asyncio.get_running_loop()).__module__
+        assert loop_module.startswith("uvloop") == (loop_factory is not None)
         dialect = engine.dialect
         assert dialect.is_async and dialect.driver == "mysqlc"
         assert isinstance(dialect, sqlalchemy_aio.MySQLDialect_mysqlc_async)
@@ -393,5 +400,28 @@ def test_killed_connection_without_pre_ping_is_a_disconnect(target, root_conn):
             assert info.value.orig.args[0] in (2006, 2013, 1927, 4031)
         async with engine.connect() as conn:
             assert await conn.scalar(text("SELECT CONNECTION_ID()")) != old
+
+    run(target, scenario, pool_size=1, max_overflow=0)
+
+
+def test_cancelled_statement_through_the_engine(target, root_conn):
+    """``asyncio.timeout`` around a long statement: mysqlc.aio stops it on the
+    server (KILL QUERY), SQLAlchemy treats the cancellation as an exit exception
+    and terminates the connection (graceful close, then force close), and the
+    pool's next connection answers its own query; no statement is left running."""
+    async def scenario(engine):
+        async with engine.connect() as conn:
+            old = await _thread_id(conn)
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.3):
+                    await conn.execute(text("SELECT SLEEP(20)"))
+        assert engine.pool.checkedout() == 0
+        async with engine.connect() as conn:
+            assert await conn.scalar(text("SELECT 'mine'")) == "mine"
+            assert await _thread_id(conn) != old
+        cur = root_conn.cursor()
+        cur.execute("SELECT COUNT(*) FROM information_schema.processlist "
+                    "WHERE info = %s", ("SELECT SLEEP(20)",))
+        assert cur.fetchone() == (0,)
 
     run(target, scenario, pool_size=1, max_overflow=0)

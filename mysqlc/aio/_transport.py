@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import errno as _errno
+import os
 import socket
 from typing import Any, Optional
 
@@ -206,7 +207,7 @@ async def open_stream(loop: asyncio.AbstractEventLoop, host: Optional[str], port
                                % (host, exc.strerror)) from None
     except OSError as exc:
         err = exc.errno or 0
-        text = exc.strerror or str(exc)
+        text = os.strerror(err) if err else str(exc)   # asyncio's strerror names the call
         if unix_socket is not None:
             raise OperationalError(2002, "Can't connect to local server through socket "
                                    "'%s' (%d: %s)" % (unix_socket, err, text)) from None

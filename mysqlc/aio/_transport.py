@@ -163,7 +163,19 @@ class StreamProtocol(asyncio.BufferedProtocol):
         """End the stream at once (what the engine calls when it closes)."""
         t = self.transport
         self._end(_EOF, 0)
-        if t is not None:
+        if t is not None and self.loop.is_closed():
+            # after the loop ended (a connection dropped after asyncio.run returned): the
+            # transport can no longer close itself, so end the socket here
+            sock = t.get_extra_info("socket")
+            raw = getattr(sock, "_sock", None)   # asyncio's TransportSocket wraps it
+            try:
+                if sock is not None:
+                    sock.shutdown(socket.SHUT_RDWR)
+                if raw is not None:
+                    raw.close()
+            except OSError:
+                pass
+        elif t is not None:
             if t.get_write_buffer_size() > 64:
                 t.abort()    # a peer that does not read: do not keep the socket for it
             else:

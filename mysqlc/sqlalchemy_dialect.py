@@ -36,9 +36,12 @@ mysqlclient's API) and add:
 ``CLIENT.FOUND_ROWS`` is always requested, so ``rowcount`` of UPDATE counts the
 matched rows (what the ORM's optimistic checks need), as with mysqlclient.
 
-Not available yet: the binary protocol (server-side prepared statements) --
-the C core does not implement ``COM_STMT_*``; every statement is sent as text
-with client-side parameter interpolation, as mysqlclient does.
+``create_engine(url, prepared=True)`` runs every statement as a server-side
+prepared statement (binary protocol, ``qmark`` parameters).
+
+Under :func:`sqlalchemy.ext.asyncio.create_async_engine` the same URLs pick the
+asyncio dialects of :mod:`mysqlc.sqlalchemy_aio` (on :mod:`mysqlc.aio`), also
+named ``mysql+mysqlc_async`` / ``mariadb+mysqlc_async``.
 """
 
 from __future__ import annotations
@@ -112,6 +115,23 @@ class MySQLDialect_mysqlc(MySQLDialect_mysqldb):
     def import_dbapi(cls) -> ModuleType:
         import mysqlc
         return mysqlc
+
+    @classmethod
+    def get_async_dialect_cls(cls, url: URL) -> type:
+        # create_async_engine() asks the URL's dialect for its asyncio variant
+        # (SQLAlchemy's psycopg dialect does the same): one URL for both engines.
+        if cls.is_async:
+            return cls
+        from mysqlc import sqlalchemy_aio
+        if cls.is_mariadb:
+            return sqlalchemy_aio.MariaDBDialect_mysqlc_async
+        return sqlalchemy_aio.MySQLDialect_mysqlc_async
+
+    def _found_rows_client_flag(self) -> int:
+        # the base class derives the module from dbapi.__name__, which the
+        # asyncio dialect's adapted module does not have
+        from mysqlc.constants import CLIENT
+        return CLIENT.FOUND_ROWS
 
     @classmethod
     def load_provisioning(cls):

@@ -14,6 +14,7 @@ import time
 import pytest
 
 import mysqlc
+from _helpers import kill_connection
 
 
 def _import_real_mysqldb():
@@ -70,16 +71,7 @@ def outcome(fn, *args):
 
 
 def _kill(root, conn):
-    thread_id = conn.thread_id()
-    cur = root.cursor()
-    cur.execute("KILL %d" % thread_id)
-    for _ in range(100):
-        cur.execute("SELECT COUNT(*) FROM information_schema.processlist WHERE id = %s",
-                    (thread_id,))
-        if cur.fetchone()[0] == 0:
-            return
-        time.sleep(0.02)
-    raise AssertionError("connection %d was not killed" % thread_id)
+    kill_connection(root, conn.thread_id())
 
 
 # ---------------------------------------------------------------- closed and lost connections

@@ -11,7 +11,6 @@ disturbed.
 import datetime
 import decimal
 import sys
-import time
 import urllib.parse
 
 import pytest
@@ -30,6 +29,7 @@ from sqlalchemy.orm import (  # noqa: E402
 
 import mysqlc  # noqa: E402
 from mysqlc.cursors import SSCursor  # noqa: E402
+from _helpers import kill_connection  # noqa: E402
 
 DRIVERS = ["mysql+mysqlc", "mysql+mysqlc/prepared", "mysql+mysqldb"]
 
@@ -399,16 +399,7 @@ def test_isolation_levels(engine):
 
 
 def _kill(root_conn, dbapi_conn):
-    thread_id = dbapi_conn.thread_id()
-    root_conn.kill(thread_id)
-    # wait until the server has dropped it
-    cur = root_conn.cursor()
-    for _ in range(100):
-        cur.execute("SELECT COUNT(*) FROM information_schema.processlist WHERE id = %s",
-                    (thread_id,))
-        if cur.fetchone()[0] == 0:
-            return
-        time.sleep(0.05)
+    kill_connection(root_conn, dbapi_conn.thread_id())
 
 
 def test_disconnect_is_detected_and_pool_recovers(target, root_conn):

@@ -9,6 +9,11 @@ of the project's tests that recurses into this directory does not pick it up.
 * ``mariadb+mysqlc_prepared://`` (and ``mysql+mysqlc_prepared``) name mysqlc's
   dialect with ``prepared=True``: every statement goes through server-side
   prepared statements (a URL cannot carry that dialect option).
+* ``mariadb+mysqlc_async://`` (and ``mysql+mysqlc_async``), the asyncio dialect,
+  come from mysqlc's entry points; they are registered here as well, for an
+  editable install made before pyproject.toml declared them.  With an asyncio
+  dialect SQLAlchemy's plugin runs every test and fixture in a greenlet on an
+  event loop (its ``testing.asyncio``; no option needed).
 """
 
 import os
@@ -39,6 +44,8 @@ class MariaDBDialect_mysqlc_prepared(MariaDBDialect_mysqlc):
 
 registry.register("mysql.mysqlc_prepared", __name__, "MySQLDialect_mysqlc_prepared")
 registry.register("mariadb.mysqlc_prepared", __name__, "MariaDBDialect_mysqlc_prepared")
+registry.register("mysql.mysqlc_async", "mysqlc.sqlalchemy_aio", "MySQLDialect_mysqlc_async")
+registry.register("mariadb.mysqlc_async", "mysqlc.sqlalchemy_aio", "MariaDBDialect_mysqlc_async")
 
 pytest.register_assert_rewrite("sqlalchemy.testing.assertions")
 

@@ -18,10 +18,11 @@ from .. import (BINARY, DATETIME, NUMBER, ROWID, STRING, TIMESTAMP, Binary, Date
 from .connection import Connection, connect
 from .cursors import Cursor, DictCursor, SSCursor, SSDictCursor
 from ._columnar import read_sql
+from .pool import Pool, create_pool
 
 __all__ = [
     "connect", "Connection", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",
-    "read_sql", "constants", "apilevel", "paramstyle", "threadsafety",
+    "read_sql", "create_pool", "Pool", "constants", "apilevel", "paramstyle", "threadsafety",
     "Error", "Warning", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
     "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
     "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "TIMESTAMP",

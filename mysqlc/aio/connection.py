@@ -65,8 +65,11 @@ async def _stop_cancelled(worker: Worker, msg: Any) -> None:
     if core is None or not core.open or not msg.drainable:
         await worker.finish(msg, loop.time(), abort)
         return
+    # the side connection may use the whole budget: MariaDB's KILL QUERY of a thread in
+    # SLEEP() can take just over 2 s while other threads sleep too (its wait for the
+    # global sleep mutex), and a 2 s read timeout then closed the connection
     kill = loop.run_in_executor(None, connections.Connection._kill_query_side, engine,
-                                core.thread_id, 2.0)
+                                core.thread_id, max(0.5, CANCEL_BUDGET - 0.5))
     try:
         await worker.finish(msg, deadline, abort)
         if core.open and (core.rows_pending or core.more_results):

@@ -43,6 +43,26 @@ def wait_gone(conn_kwargs, ids, deadline=5.0):
         time.sleep(0.05)
 
 
+class pool_of:
+    """``async with pool_of(conn_kwargs, **kw) as pool``: create_pool's context, except
+    that a failing test terminates the pool (close() + wait_closed() would wait for
+    the connections the failed test never released)."""
+
+    def __init__(self, conn_kwargs, **kw):
+        self._kw = dict(conn_kwargs, **kw)
+
+    async def __aenter__(self):
+        self.pool = await mysqlc.aio.create_pool(**self._kw)
+        return self.pool
+
+    async def __aexit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self.pool.terminate()
+        else:
+            self.pool.close()
+        await asyncio.wait_for(self.pool.wait_closed(), 10)
+
+
 def kill(conn_kwargs, thread_id):
     with mysqlc.connect(**conn_kwargs) as c:
         c.cursor().execute("KILL %d" % thread_id)
@@ -83,7 +103,7 @@ def test_sizes_and_reuse(conn_kwargs):
 
 def test_minsize_zero_and_unbounded(conn_kwargs):
     async def main():
-        async with mysqlc.aio.create_pool(minsize=0, maxsize=0, **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=0, maxsize=0) as pool:
             assert (pool.size, pool.freesize) == (0, 0)
             conns = [await pool.acquire() for _ in range(12)]   # maxsize 0: no bound
             assert pool.size == 12
@@ -128,7 +148,7 @@ def test_waiters_first_come_first_served(conn_kwargs):
 
 def test_acquire_timeout(conn_kwargs):
     async def main():
-        async with mysqlc.aio.create_pool(minsize=1, maxsize=1, **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1) as pool:
             conn = await pool.acquire()
             t0 = time.monotonic()
             with pytest.raises(TimeoutError):
@@ -164,7 +184,7 @@ async def _acquire(pool):
 
 def test_waiter_cancelled_keeps_order(conn_kwargs):
     async def main():
-        async with mysqlc.aio.create_pool(minsize=1, maxsize=1, **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1) as pool:
             conn = await pool.acquire()
             first = asyncio.create_task(_acquire(pool))
             await asyncio.sleep(0.01)
@@ -184,15 +204,15 @@ def test_waiter_cancelled_keeps_order(conn_kwargs):
 
 # ---------------------------------------------------------------- checks on acquire
 
-def test_killed_connection_replaced_after_idle_ping(conn_kwargs):
-    """A free connection idle for more than ping_idle (1 s by default) is pinged on
-    acquire; one the server killed is replaced by a new connection."""
+def test_killed_free_connection_replaced(conn_kwargs):
+    """A free connection the server closed (KILL) is seen closed (the stream's end
+    arrived) and replaced on acquire, without a ping."""
     async def main():
-        async with mysqlc.aio.create_pool(minsize=1, maxsize=1, **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, ping_idle=None) as pool:
             async with pool.acquire() as conn:
                 old = conn.thread_id()
             await asyncio.to_thread(kill, conn_kwargs, old)
-            await asyncio.sleep(1.2)           # idle past the 1 s threshold
+            await asyncio.sleep(0.2)
             async with pool.acquire() as conn2:
                 assert conn2 is not conn and conn.closed
                 assert conn2.thread_id() != old
@@ -201,10 +221,34 @@ def test_killed_connection_replaced_after_idle_ping(conn_kwargs):
     run(main())
 
 
+def test_idle_connection_pinged(conn_kwargs):
+    """A free connection idle for more than ping_idle seconds (1 s by default) is pinged
+    on acquire; one idle for less is not (the ping calls are counted by a wrapper around
+    the connection's own ping)."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1) as pool:
+            conn = await pool.acquire()
+            pings = []
+            real_ping = conn.ping
+
+            async def ping(*args, **kwargs):
+                pings.append(args)
+                return await real_ping(*args, **kwargs)
+            conn.ping = ping
+            await pool.release(conn)
+            async with pool.acquire() as c:
+                assert c is conn and pings == []          # idle < 1 s: not pinged
+            await asyncio.sleep(1.2)
+            async with pool.acquire() as c:
+                assert c is conn and len(pings) == 1      # idle > 1 s: pinged, kept
+                await tagged(c, 1)
+            del conn.ping
+    run(main())
+
+
 def test_ping_idle_zero_checks_every_acquire(conn_kwargs):
     async def main():
-        async with mysqlc.aio.create_pool(minsize=2, maxsize=2, ping_idle=0,
-                                          **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=2, maxsize=2, ping_idle=0) as pool:
             a, b = await pool.acquire(), await pool.acquire()
             ids = (a.thread_id(), b.thread_id())
             await pool.release(a)
@@ -220,23 +264,21 @@ def test_ping_idle_zero_checks_every_acquire(conn_kwargs):
     run(main())
 
 
-def test_lost_connection_in_use_is_dropped_on_release(conn_kwargs):
-    """Killed within the idle threshold (ping_idle=None: never pinged), the connection
-    is handed out; its next command fails, it is closed, and release() drops it."""
+def test_connection_lost_in_use_is_dropped_on_release(conn_kwargs):
+    """Killed while handed out: its next command fails, it is closed, and release()
+    drops it; the next acquire opens a new one."""
     async def main():
-        async with mysqlc.aio.create_pool(minsize=1, maxsize=1, ping_idle=None,
-                                          **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1) as pool:
             conn = await pool.acquire()
             old = conn.thread_id()
-            await pool.release(conn)
-            await asyncio.to_thread(kill, conn_kwargs, old)
-            await asyncio.sleep(0.1)
-            conn = await pool.acquire()
-            assert conn.thread_id() == old     # not checked
-            with pytest.raises(mysqlc.OperationalError):
-                await tagged(conn, 1)
-            assert conn.closed
-            await pool.release(conn)
+            try:
+                await asyncio.to_thread(kill, conn_kwargs, old)
+                with pytest.raises(mysqlc.OperationalError) as info:
+                    await tagged(conn, 1)
+                assert info.value.args[0] in (2006, 2013)
+                assert conn.closed
+            finally:
+                await pool.release(conn)
             assert pool.size == 0              # dropped, room freed
             async with pool.acquire() as fresh:
                 assert fresh.thread_id() != old
@@ -246,8 +288,8 @@ def test_lost_connection_in_use_is_dropped_on_release(conn_kwargs):
 
 def test_recycle(conn_kwargs):
     async def main():
-        async with mysqlc.aio.create_pool(minsize=1, maxsize=1, pool_recycle=0.5,
-                                          ping_idle=None, **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, pool_recycle=0.5,
+                           ping_idle=None) as pool:
             async with pool.acquire() as conn:
                 first = conn.thread_id()
             async with pool.acquire() as conn:
@@ -272,8 +314,7 @@ def test_transaction_rolled_back_on_release(conn_kwargs):
         cur.execute("CREATE TABLE aio_pool_tx (id INT PRIMARY KEY) ENGINE=InnoDB")
 
     async def main():
-        async with mysqlc.aio.create_pool(minsize=1, maxsize=1, autocommit=False,
-                                          **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, autocommit=False) as pool:
             async with pool.acquire() as conn:
                 tid = conn.thread_id()
                 await conn.begin()
@@ -304,7 +345,7 @@ def test_release_with_unread_stream(conn_kwargs):
     """Rows of an unbuffered cursor still unread at release: the connection is never
     handed out again in that state."""
     async def main():
-        async with mysqlc.aio.create_pool(minsize=1, maxsize=1, **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1) as pool:
             conn = await pool.acquire()
             cur = conn.cursor(mysqlc.aio.cursors.SSCursor)
             await cur.execute("SELECT seq FROM seq_1_to_200000")
@@ -322,7 +363,7 @@ def test_release_with_unread_stream(conn_kwargs):
 
 def test_closed_connection_dropped_and_room_given_to_waiter(conn_kwargs):
     async def main():
-        async with mysqlc.aio.create_pool(minsize=1, maxsize=1, **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1) as pool:
             conn = await pool.acquire()
             waiter = asyncio.create_task(_acquire(pool))
             await asyncio.sleep(0.01)
@@ -338,7 +379,7 @@ def test_closed_connection_dropped_and_room_given_to_waiter(conn_kwargs):
 
 def test_release_errors(conn_kwargs):
     async def main():
-        async with mysqlc.aio.create_pool(minsize=1, maxsize=2, **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=1, maxsize=2) as pool:
             conn = await pool.acquire()
             await pool.release(conn)
             with pytest.raises(ValueError):
@@ -400,7 +441,7 @@ def test_terminate(conn_kwargs):
 
 def test_clear(conn_kwargs):
     async def main():
-        async with mysqlc.aio.create_pool(minsize=3, maxsize=3, **conn_kwargs) as pool:
+        async with pool_of(conn_kwargs, minsize=3, maxsize=3) as pool:
             conns = [await pool.acquire() for _ in range(3)]
             ids = [c.thread_id() for c in conns]
             for c in conns:

@@ -168,9 +168,12 @@ async def cancellable(conn, tag, kind, table):
                 assert rows[-1] == (n, tag)
             assert n == 2000000
     elif kind == "fetch":                    # rows that arrive slowly: fetch waits
+        # (BENCHMARK, not SLEEP, spends the time: MariaDB's SLEEP() waits on one global
+        # mutex, and a KILL QUERY of one of ten connections sleeping per row can stall
+        # for seconds waiting for it; the driver then closes the connection)
         async with conn.cursor(SSCursor) as cur:
-            await cur.execute("SELECT seq, %s FROM seq_1_to_400 WHERE SLEEP(0.0005) = 0",
-                              (tag,))
+            await cur.execute("SELECT seq, %s FROM seq_1_to_400"
+                              " WHERE BENCHMARK(1500, MD5(seq)) = 0", (tag,))
             n = 0
             while True:
                 row = await cur.fetchone()
@@ -235,6 +238,7 @@ def test_cancellation_keeps_pooled_connections_in_sync(conn_kwargs):
         rng = random.Random(1015)
         stats = {"cancelled": 0, "completed": 0, "closed": 0, "rounds": 0, "checks": 0}
         by_kind = dict.fromkeys(CANCEL_KINDS, 0)
+        closed_kinds = []
         tags = iter(range(1, 10 ** 9))
         pool = await mysqlc.aio.create_pool(minsize=maxsize, maxsize=maxsize,
                                             **conn_kwargs)
@@ -252,6 +256,7 @@ def test_cancellation_keeps_pooled_connections_in_sync(conn_kwargs):
                     stats["completed"] += 1
                 if conn.closed:
                     stats["closed"] += 1         # the pool drops it and opens another
+                    closed_kinds.append(kind)
                 else:
                     await tagged(conn, next(tags))   # this connection is in sync
                     stats["checks"] += 1
@@ -273,25 +278,22 @@ def test_cancellation_keeps_pooled_connections_in_sync(conn_kwargs):
                 await asyncio.wait_for(check_all(), 30)
                 stats["rounds"] += 1
             elapsed = time.monotonic() - t0
-            ids = []
-            for c in [await pool.acquire() for _ in range(maxsize)]:
-                ids.append(c.thread_id())
-                await pool.release(c)
         except BaseException:
             pool.terminate()
             raise
         finally:
             pool.close()
             await asyncio.wait_for(pool.wait_closed(), 30)
-        return stats, by_kind, elapsed, ids
+        return stats, by_kind, closed_kinds, elapsed
 
-    stats, by_kind, elapsed, ids = run(main())
-    print("cancellation: %s by kind %s in %.1f s" % (stats, by_kind, elapsed))
+    stats, by_kind, closed_kinds, elapsed = run(main())
+    print("cancellation: %s by kind %s in %.1f s; closed after: %s"
+          % (stats, by_kind, elapsed, closed_kinds))
     assert stats["cancelled"] >= target
     assert all(by_kind.values()), by_kind            # every kind was cut
     # the bound on stopping a statement (5 s) is far above what these need: a closed
     # connection is a failure to stop and drain, allowed only rarely on a loaded machine
-    assert stats["closed"] <= stats["cancelled"] // 50, stats
+    assert stats["closed"] <= stats["cancelled"] // 100, stats
     # nothing of ours is left on the server: no running statement, no side connection
     deadline = time.monotonic() + 5
     while True:

@@ -15,6 +15,7 @@ MYSQLC_STRESS_SCALE (default 1.0) scales the counts; the requirements are met at
 """
 
 import asyncio
+import collections
 import gc
 import os
 import random
@@ -34,6 +35,12 @@ SCALE = float(os.environ.get("MYSQLC_STRESS_SCALE", "1"))
 def _rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _census():
+    """{type name: live objects tracked by the collector}."""
+    gc.collect()
+    return collections.Counter(type(o).__name__ for o in gc.get_objects())
 
 
 def _table(conn_kwargs, name):
@@ -331,13 +338,16 @@ def test_no_leak_over_10k_pooled_operations(conn_kwargs):
                     async with pool.acquire() as conn:
                         await mixed(conn, tag, kind, table)
 
+            rounds = iter(range(1, 100))
+
             async def batch(n):
-                per = n // workers
-                await asyncio.gather(*(ops(per, w * 10 ** 7) for w in range(workers)))
+                per, r = n // workers, next(rounds)   # tags unique across batches too
+                await asyncio.gather(*(ops(per, r * 10 ** 8 + w * 10 ** 6)
+                                       for w in range(workers)))
 
             await batch(warm_ops)
-            gc.collect()
-            objs0 = len(gc.get_objects())
+            census0 = _census()
+            objs0 = sum(census0.values())
             rss0 = _rss()
             tracemalloc.start()
             traced0 = tracemalloc.get_traced_memory()[0]
@@ -346,18 +356,21 @@ def test_no_leak_over_10k_pooled_operations(conn_kwargs):
             traced1 = tracemalloc.get_traced_memory()[0]
             snap = tracemalloc.take_snapshot()
             tracemalloc.stop()
-            objs1 = len(gc.get_objects())
             rss1 = _rss()
+            census1 = _census()
+            objs1 = sum(census1.values())
+            census1.subtract(census0)
             top = "\n".join(str(s) for s in snap.statistics("lineno")[:8])
-            return objs1 - objs0, traced1 - traced0, rss1 - rss0, top
+            return objs1 - objs0, traced1 - traced0, rss1 - rss0, top, census1.most_common(8)
 
-    objs, traced, rss, top = run(main())
+    objs, traced, rss, top, types = run(main())
     _drop(conn_kwargs, table)
     print("leaks over %d operations: %+d objects, %+d traced bytes, %+d RSS bytes"
           % (n_ops, objs, traced, rss))
     # one leaked object or 100 bytes per operation would be 10,000 / 1 MB: the bounds
     # are a small fraction of that (caches and free lists settle within them)
-    assert objs < n_ops // 20, "%d more live objects after %d operations" % (objs, n_ops)
+    assert objs < n_ops // 20, "%d more live objects after %d operations: %s" % (
+        objs, n_ops, types)
     assert traced < 40 * n_ops, "%d bytes more traced after %d operations\n%s" % (
         traced, n_ops, top)
     if not os.environ.get("MYSQLC_SANITIZED"):

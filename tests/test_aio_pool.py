@@ -341,6 +341,53 @@ def test_transaction_rolled_back_on_release(conn_kwargs):
             c.cursor().execute("DROP TABLE IF EXISTS aio_pool_tx")
 
 
+def test_task_cancelled_inside_acquire_block(conn_kwargs):
+    """The task holding the connection is cancelled in a transaction, mid-statement: the
+    statement is stopped, the connection released and rolled back (the reset runs
+    shielded from the cancellation) and handed out again in sync."""
+    with mysqlc.connect(**conn_kwargs) as c:
+        cur = c.cursor()
+        cur.execute("DROP TABLE IF EXISTS aio_pool_cancel")
+        cur.execute("CREATE TABLE aio_pool_cancel (id INT PRIMARY KEY) ENGINE=InnoDB")
+
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, autocommit=False) as pool:
+            started = asyncio.Event()
+            holder = {}
+
+            async def user():
+                async with pool.acquire() as conn:
+                    holder["tid"] = conn.thread_id()
+                    await conn.begin()
+                    async with conn.cursor() as cur:
+                        await cur.execute("INSERT INTO aio_pool_cancel VALUES (1)")
+                        started.set()
+                        await cur.execute("SELECT SLEEP(10)")
+            task = asyncio.create_task(user())
+            await started.wait()
+            await asyncio.sleep(0.1)
+            t0 = time.monotonic()
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            async with asyncio.timeout(5):
+                async with pool.acquire() as conn:
+                    assert time.monotonic() - t0 < 5
+                    assert conn.thread_id() == holder["tid"]   # stopped, not closed
+                    await tagged(conn, 13)
+                    async with conn.cursor() as cur:
+                        await cur.execute("SELECT COUNT(*) FROM aio_pool_cancel")
+                        assert (await cur.fetchone())[0] == 0   # rolled back
+                    await conn.rollback()
+            return holder["tid"]
+    try:
+        tid = run(main())
+    finally:
+        with mysqlc.connect(**conn_kwargs) as c:
+            c.cursor().execute("DROP TABLE IF EXISTS aio_pool_cancel")
+    assert wait_gone(conn_kwargs, [tid]) == {}
+
+
 def test_release_with_unread_stream(conn_kwargs):
     """Rows of an unbuffered cursor still unread at release: the connection is never
     handed out again in that state."""

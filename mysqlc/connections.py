@@ -820,6 +820,10 @@ class Connection:
 
     # ------------------------------------------------------------ connecting
 
+    #: None: the core opens its own socket.  mysqlc.aio sets a callable
+    #: ``(core, host, port, unix_socket, connect_timeout) -> transport`` (src/transport_py.c)
+    _open_stream = None
+
     def _connect(self):
         """Open ``self._conn`` and run the post-connect statements."""
         core = self._core_module.Connection()
@@ -843,9 +847,14 @@ class Connection:
         unix_socket = (self.unix_socket or _default_socket()) if use_socket else None
         enc = self.encoding
         connect_timeout, read_timeout, write_timeout = self._timeouts
+        host = None if use_socket else ("127.0.0.1" if local else self.host)
         try:
+            # a transport opened by the caller (mysqlc.aio) instead of the core's socket
+            stream = ({} if self._open_stream is None else
+                      {"transport": self._open_stream(core, host, self.port, unix_socket,
+                                                      connect_timeout)})
             core.connect(
-                host=None if use_socket else ("127.0.0.1" if local else self.host),
+                host=host,
                 port=self.port,
                 unix_socket=unix_socket,
                 user=_to_bytes(self.user, enc, "user"),
@@ -861,7 +870,7 @@ class Connection:
                 # "localhost" is reached over TCP at 127.0.0.1
                 server_hostname=self.host,
                 session_track=self._session_track,
-                **self._secure_options,
+                **self._secure_options, **stream,
             )
             self._seen_schema = getattr(core, "schema", None)
             self._track_seq = getattr(core, "session_track_seq", None)

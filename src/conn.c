@@ -71,6 +71,7 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(c->infile_handler);
     Py_VISIT(c->infile_exc);
     Py_VISIT(c->on_abandon);
+    Py_VISIT(c->pyio);
     Py_VISIT(c->meta_cache);
     Py_VISIT(c->connect_attrs);
     Py_VISIT(c->description);
@@ -94,6 +95,7 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->infile_handler);
     Py_CLEAR(c->infile_exc);
     Py_CLEAR(c->on_abandon);
+    Py_CLEAR(c->pyio);
     mc_engine_api_free(c);
     Py_CLEAR(c->meta_cache);
     Py_CLEAR(c->last_error);
@@ -199,7 +201,7 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
                              "server_public_key", "allow_public_key_request",
                              "allow_cleartext", "compress", "attrs", "auth_plugins",
                              "local_files", "server_hostname", "ssl_fingerprint",
-                             "session_track", NULL};
+                             "session_track", "transport", NULL};
     const char *host = NULL, *unix_socket = NULL;
     int port = 3306;
     unsigned int collation = 45;
@@ -213,14 +215,16 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     const char *server_hostname = NULL;
     PyObject *fingerprints = Py_None;
     int session_track = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOpzOp", kwlist,
+    PyObject *transport = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOpzOpO", kwlist,
                                      &host, &port, &unix_socket, &user, &password, &database,
                                      &collation, &client_flag, &ct, &rt, &wt,
                                      &o.tls.mode, &o.tls.ca, &o.tls.capath, &o.tls.cert,
                                      &o.tls.key, &o.tls.cipher, &o.tls.min_version,
                                      &o.tls.max_version, &pubkey, &allow_req, &allow_clear,
                                      &compress, &attrs, &plugins, &local_files,
-                                     &server_hostname, &fingerprints, &session_track))
+                                     &server_hostname, &fingerprints, &session_track,
+                                     &transport))
         return NULL;
     /* ssl_fingerprint: SHA-256 digests, 32 bytes each, concatenated (mysqlc._secure) */
     if (fingerprints != Py_None) {
@@ -305,7 +309,9 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     c->closing = 0;
     mc_conn_clear_error(c);
     c->in_use = 1;
-    if (mc_open_socket(c, host, port, unix_socket, o.connect_timeout) < 0) {
+    /* transport=: a stream the caller opened (mysqlc.aio), attached instead of a socket */
+    if (transport != Py_None ? mc_py_attach(c, transport, unix_socket != NULL) < 0
+                             : mc_open_socket(c, host, port, unix_socket, o.connect_timeout) < 0) {
         c->in_use = 0;
         goto done;
     }
@@ -600,20 +606,10 @@ static PyObject *Conn_drain(mc_conn *c, PyObject *args, PyObject *kwds) {
         if (!buffered) {
             double left = deadline - mc_monotonic();
             if (left <= 0) break;
-            int w, e = 0, fd = c->fd;
-            Py_BEGIN_ALLOW_THREADS
-            w = mc_wait_fd(fd, POLLIN, left);
-            if (w < 0) e = errno;
-            Py_END_ALLOW_THREADS
+            int w = c->io->wait(c, left);
             if (w == 0) break;
-            if (w < 0) {
-                if (e == EINTR && mc_conn_check_signals(c) == 0) continue;
-                if (e != EINTR)
-                    mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
-                               "Lost connection to server during query (%s)", strerror(e));
-                failed = 1;
-                break;
-            }
+            if (w == 2) continue;   /* a signal whose handler raised nothing */
+            if (w < 0) { failed = 1; break; }
         }
         const unsigned char *p;
         size_t n;
@@ -902,6 +898,7 @@ static PyGetSetDef Conn_getset[] = {
 
 static PyMethodDef Conn_methods[] = {
     MC_ENGINE_METHODS
+    MC_TRANSPORT_PY_METHODS
     {"connect", (PyCFunction)(void (*)(void))Conn_connect, METH_VARARGS | METH_KEYWORDS,
      "connect(host=None, port=3306, unix_socket=None, user=b'', password=b'', database=None,"
      " collation=45, client_flag=0, connect_timeout=None, read_timeout=None,"

@@ -53,6 +53,10 @@ typedef struct {
     int (*fill)(mc_conn *c);
     int (*flush)(mc_conn *c);
     void (*close)(mc_conn *c);
+    /* wait(): up to `seconds` for received bytes (drain()); 1 they arrived (given to the
+       engine or readable), 0 none, 2 interrupted by a signal that raised nothing (try
+       again), -1 with the exception and the connection closed */
+    int (*wait)(mc_conn *c, double seconds);
 } mc_io;
 
 typedef struct {
@@ -155,6 +159,7 @@ struct mc_conn_s {
     uint8_t handshake_collation;
     PyObject *connect_attrs;   /* dict str -> str or NULL */
     void *engine_hs;       /* engine_api.c: a handshake driven from Python, or NULL */
+    PyObject *pyio;        /* transport_py.c: the Python transport object, or NULL */
     PyObject *on_abandon;  /* callable(thread_id) after an interrupt or read timeout closed
                               the stream mid-command (mc_conn_abandoned), or NULL */
     int abandon_called;    /* on_abandon was called for this stream */
@@ -211,6 +216,18 @@ typedef struct {
 
 extern const mc_io mc_socket_io;   /* transport.c: a connected socket */
 extern const mc_io mc_replay_io;   /* transport.c: _replay() data, complete, no socket */
+extern const mc_io mc_py_io;       /* transport_py.c: a transport written in Python (mysqlc.aio) */
+
+/* transport_py.c */
+int mc_py_attach(mc_conn *c, PyObject *obj, int is_unix);
+void mc_py_send_nowait(mc_conn *c);
+PyObject *Conn_transport_buffer(mc_conn *c, PyObject *arg);
+PyObject *Conn_transport_received(mc_conn *c, PyObject *arg);
+#define MC_TRANSPORT_PY_METHODS \
+    {"_transport_buffer", (PyCFunction)Conn_transport_buffer, METH_O, \
+     "_transport_buffer(sizehint) -> memoryview of the engine's receive space"}, \
+    {"_transport_received", (PyCFunction)Conn_transport_received, METH_O, \
+     "_transport_received(n): n bytes were written into _transport_buffer()'s view"},
 
 /* framing.c */
 int mc_buf_make_room(unsigned char **buf, size_t *cap, size_t *pos, size_t *end, size_t need);

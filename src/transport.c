@@ -312,6 +312,16 @@ int mc_start_tls(mc_conn *c, const connect_opts *o) {
     SSL *ssl = mc_tls_session(c->st, c->ssl_ctx, o->host, &o->tls, &c->tls);
     if (!ssl) { mc_conn_close_socket(c); return -1; }
     mc_engine_tls_start(c, ssl);
+    if (c->io != &mc_socket_io) {
+        /* another transport: its fill() writes the records and waits for the server's,
+           bounded by the read timeout (connect_timeout during the handshake) */
+        for (;;) {
+            int r = mc_engine_tls_handshake(c);
+            if (r == 0) break;
+            if (r != MC_NEED || c->io->fill(c) < 0) return -1;
+        }
+        goto verified;
+    }
     double deadline = o->connect_timeout >= 0 ? mc_monotonic() + o->connect_timeout : -1;
     for (;;) {
         int r = mc_engine_tls_handshake(c);
@@ -348,6 +358,7 @@ int mc_start_tls(mc_conn *c, const connect_opts *o) {
         PyErr_Restore(et, ev, tb);
         return -1;
     }
+verified:
     if (mc_tls_session_done(c->st, c->ssl, &o->tls, &c->tls) < 0) {
         PyObject *et, *ev, *tb;
         PyErr_Fetch(&et, &ev, &tb);
@@ -416,6 +427,10 @@ static int blocking_fill(mc_conn *c) {
 void mc_transport_send_nowait(mc_conn *c) {
     const unsigned char *buf;
     size_t len;
+    if (c->io == &mc_py_io) {
+        mc_py_send_nowait(c);
+        return;
+    }
     if (c->fd < 0 || mc_engine_wire_out(c, &buf, &len) < 0) {
         PyErr_Clear();
         c->out.len = 0;
@@ -431,7 +446,25 @@ void mc_transport_send_nowait(mc_conn *c) {
     mc_engine_wire_sent(c);
 }
 
-const mc_io mc_socket_io = {blocking_fill, blocking_flush, blocking_close};
+/* drain(): wait up to `seconds` for the socket to be readable. */
+static int blocking_wait(mc_conn *c, double seconds) {
+    int w, e = 0, fd = c->fd;
+    if (fd < 0) {
+        mc_conn_raise_closed(c);
+        return -1;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    w = mc_wait_fd(fd, POLLIN, seconds);
+    if (w < 0) e = errno;
+    Py_END_ALLOW_THREADS
+    if (w >= 0) return w > 0;
+    if (e == EINTR) return mc_conn_check_signals(c) == 0 ? 2 : -1;
+    mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                  "Lost connection to server during query (%s)", strerror(e));
+    return -1;
+}
+
+const mc_io mc_socket_io = {blocking_fill, blocking_flush, blocking_close, blocking_wait};
 
 /* Bytes given to _replay(): no socket, the data is complete.  Reading past its end is an
    error; what the engine would send is dropped. */
@@ -447,4 +480,8 @@ static int replay_flush(mc_conn *c) {
     return 0;
 }
 
-const mc_io mc_replay_io = {replay_fill, replay_flush, NULL};
+static int replay_wait(mc_conn *c, double seconds) {
+    return replay_fill(c);
+}
+
+const mc_io mc_replay_io = {replay_fill, replay_flush, NULL, replay_wait};

@@ -1,0 +1,29 @@
+"""mysqlc for asyncio: ``conn = await mysqlc.aio.connect(...)``.
+
+The same C engine and the same Python rules as :func:`mysqlc.connect` (one
+implementation: the sync code runs in a greenlet per connection and awaits the asyncio
+transport where the blocking one would wait; docs/architecture.md, "asyncio").  Names
+follow aiomysql: :func:`connect`, :class:`Connection`, the cursors of
+:mod:`mysqlc.aio.cursors`, and the exceptions, ``paramstyle`` and type objects of
+:mod:`mysqlc` (re-exported here, so this module is a DB-API module for SQLAlchemy's
+asyncio adapter).
+"""
+
+from .. import constants
+from ..errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError,
+                      InternalError, NotSupportedError, OperationalError, ProgrammingError,
+                      Warning)
+from .. import (BINARY, DATETIME, NUMBER, ROWID, STRING, TIMESTAMP, Binary, Date, Time,
+                Timestamp, apilevel, paramstyle, threadsafety)
+from .connection import Connection, connect
+from .cursors import Cursor, DictCursor, SSCursor, SSDictCursor
+from ._columnar import read_sql
+
+__all__ = [
+    "connect", "Connection", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",
+    "read_sql", "constants", "apilevel", "paramstyle", "threadsafety",
+    "Error", "Warning", "InterfaceError", "DatabaseError", "DataError", "OperationalError",
+    "IntegrityError", "InternalError", "ProgrammingError", "NotSupportedError",
+    "STRING", "BINARY", "NUMBER", "DATETIME", "ROWID", "TIMESTAMP",
+    "Binary", "Date", "Time", "Timestamp",
+]

@@ -1,0 +1,30 @@
+"""``await mysqlc.aio.read_sql(...)``: :func:`mysqlc.read_sql` for asyncio callers."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from typing import Any
+
+from .. import columnar
+
+
+async def read_sql(source: Any, sql: str, return_type: str = "arrow", **kwargs: Any) -> Any:
+    """Run :func:`mysqlc.read_sql` (same arguments, result and errors) without blocking
+    the event loop.
+
+    `source`: a :class:`mysqlc.aio.Connection` -- the query runs on it, in its greenlet
+    (its session, transaction and temporary tables are seen) -- or a DSN string.  A DSN,
+    and a partitioned read (``partitions`` > 1, which opens a connection per partition
+    and decodes them in parallel threads), run in the loop's default executor on sync
+    connections of their own."""
+    from .connection import Connection
+    partitioned = (kwargs.get("partitions") or 1) > 1
+    if isinstance(source, Connection) and not partitioned:
+        return await source._worker.run(columnar.read_sql, source.sync, sql, return_type,
+                                        **kwargs)
+    if isinstance(source, Connection):
+        source = source.sync   # partitions reuse its parameters, not its stream
+    loop = asyncio.get_running_loop()
+    call = functools.partial(columnar.read_sql, source, sql, return_type, **kwargs)
+    return await loop.run_in_executor(None, call)

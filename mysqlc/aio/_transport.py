@@ -1,0 +1,221 @@
+"""The asyncio transport under the C engine (``connect(transport=...)`` of the core).
+
+:class:`StreamProtocol` is an :class:`asyncio.BufferedProtocol`: asyncio receives straight
+into the engine's receive space (``Connection._transport_buffer``: a memoryview of the
+C buffer, no copy per chunk) and reports the count (``_transport_received``); TLS records
+and compressed frames are decoded by the engine itself, so TLS here is the same OpenSSL
+code, options and verification as the blocking socket (docs/architecture.md, "TLS inside
+the engine").  The engine calls :meth:`wait` when it needs bytes and :meth:`write` when it
+has bytes for the server; both switch out of the connection's greenlet with a future the
+runner awaits (:mod:`mysqlc.aio._runner`).  Status codes are those of
+``src/transport_py.c``: 0 done, 1 timed out, 2 end of stream, 3 error (``errno``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno as _errno
+import socket
+from typing import Any, Optional
+
+from ..errors import OperationalError
+from ._runner import await_only
+
+_DONE, _TIMEOUT, _EOF, _ERROR = 0, 1, 2, 3
+
+
+def _settle(fut: "asyncio.Future[int]", status: int) -> None:
+    if not fut.done():
+        fut.set_result(status)
+
+
+class StreamProtocol(asyncio.BufferedProtocol):
+    """One server connection's byte stream.
+
+    Attributes
+    ----------
+    core : mysqlc._core.Connection or None
+        The engine receiving the bytes; None until the core attached it (bytes that
+        arrive before are kept and given to the engine at its first :meth:`wait`).
+    errno : int
+        The errno of the error that ended the stream (status 3).
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.core: Any = None
+        self.transport: Optional[asyncio.Transport] = None
+        self.errno = 0
+        self._state = _DONE          # _EOF / _ERROR once the stream ended
+        self._waiter: Optional[asyncio.Future[int]] = None
+        self._drain: Optional[asyncio.Future[int]] = None
+        self._paused = False         # asyncio asked us to stop writing (pause_writing)
+        self._early = bytearray()    # bytes received before the core attached
+        self._scratch = bytearray(4096)
+
+    # ---------------------------------------------------------------- asyncio side
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport   # type: ignore[assignment]
+
+    def get_buffer(self, sizehint: int) -> Any:
+        core = self.core
+        if core is None or self._state:
+            return self._scratch
+        return core._transport_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        core = self.core
+        if core is None or self._state:
+            if not self._state:
+                self._early += self._scratch[:nbytes]
+            return
+        try:
+            core._transport_received(nbytes)
+        except BaseException as exc:   # a TLS or inflate error: the engine closed itself
+            self._end(_ERROR, getattr(exc, "errno", None) or _errno.EPROTO)
+            return
+        waiter = self._waiter
+        if waiter is not None:
+            _settle(waiter, _DONE)
+
+    def eof_received(self) -> bool:
+        self._end(_EOF, 0)
+        return False
+
+    def connection_lost(self, exc: Optional[BaseException]) -> None:
+        if exc is None:
+            self._end(_EOF, 0)
+        else:
+            self._end(_ERROR, getattr(exc, "errno", None) or _errno.ECONNRESET)
+        self.transport = None
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        drain = self._drain
+        if drain is not None:
+            _settle(drain, _DONE)
+
+    def _end(self, state: int, err: int) -> None:
+        if not self._state:
+            self._state = state
+            self.errno = err
+        for fut in (self._waiter, self._drain):
+            if fut is not None:
+                _settle(fut, self._state)
+
+    # ---------------------------------------------------------------- engine side
+
+    def fileno(self) -> int:
+        t = self.transport
+        sock = t.get_extra_info("socket") if t is not None else None
+        return sock.fileno() if sock is not None else -1
+
+    def wait(self, timeout: float) -> int:
+        """Called by the engine (inside the connection's greenlet) when it needs bytes:
+        returns once some were given to it (0), or 1 after `timeout` seconds (< 0: no
+        limit), 2 at the end of the stream, 3 on an error."""
+        if self._early:
+            self._feed_early()
+            return _DONE
+        if self._state:
+            return self._state
+        fut = self.loop.create_future()
+        self._waiter = fut
+        timer = self.loop.call_later(timeout, _settle, fut, _TIMEOUT) if timeout >= 0 else None
+        try:
+            return await_only(fut)
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+    def write(self, data: bytes, timeout: float, block: int) -> int:
+        """Called by the engine with bytes for the server: 0 once asyncio took them (and,
+        when `block`, once its buffer is below the high-water mark again), 1 when that
+        did not happen within `timeout` seconds, 3 when the stream is gone."""
+        t = self.transport
+        if t is None or self._state or t.is_closing():
+            self.errno = self.errno or _errno.EPIPE
+            return _ERROR
+        t.write(data)
+        if not (block and self._paused):
+            return _DONE
+        # the engine must not receive while it waits inside a write (its buffers stay as
+        # they are): reading resumes with the next wait()
+        t.pause_reading()
+        fut = self.loop.create_future()
+        self._drain = fut
+        timer = self.loop.call_later(timeout, _settle, fut, _TIMEOUT) if timeout >= 0 else None
+        try:
+            return await_only(fut)
+        finally:
+            self._drain = None
+            if timer is not None:
+                timer.cancel()
+            if self.transport is not None and not self._state:
+                t.resume_reading()
+
+    def close(self) -> None:
+        """End the stream at once (what the engine calls when it closes)."""
+        t = self.transport
+        self._end(_EOF, 0)
+        if t is not None:
+            if t.get_write_buffer_size() > 64:
+                t.abort()    # a peer that does not read: do not keep the socket for it
+            else:
+                t.close()    # COM_QUIT, if written, is flushed first
+
+    def _feed_early(self) -> None:
+        data, self._early = self._early, bytearray()
+        core = self.core
+        while data:
+            view = core._transport_buffer(len(data))
+            n = min(len(view), len(data))
+            view[:n] = data[:n]
+            del view
+            core._transport_received(n)
+            del data[:n]
+
+
+async def open_stream(loop: asyncio.AbstractEventLoop, host: Optional[str], port: int,
+                      unix_socket: Optional[str], timeout: Optional[float]) -> StreamProtocol:
+    """Open the TCP or unix-socket stream of a connection; raises OperationalError with
+    the blocking transport's numbers and texts (2002 socket, 2003 host, 2005 name)."""
+    proto = StreamProtocol(loop)
+    try:
+        if unix_socket is not None:
+            coro = loop.create_unix_connection(lambda: proto, unix_socket)
+        else:
+            coro = loop.create_connection(lambda: proto, host, port)
+        if timeout is not None:
+            await asyncio.wait_for(coro, timeout)
+        else:
+            await coro
+    except asyncio.TimeoutError:
+        if unix_socket is not None:
+            raise OperationalError(2002, "Can't connect to local server through socket "
+                                   "'%s' (timed out after %g s)" % (unix_socket, timeout)) from None
+        raise OperationalError(2003, "Can't connect to server on '%s:%d' (timed out after "
+                               "%g s)" % (host, port, timeout)) from None
+    except socket.gaierror as exc:
+        raise OperationalError(2005, "Unknown server host '%s' (%s)"
+                               % (host, exc.strerror)) from None
+    except OSError as exc:
+        err = exc.errno or 0
+        text = exc.strerror or str(exc)
+        if unix_socket is not None:
+            raise OperationalError(2002, "Can't connect to local server through socket "
+                                   "'%s' (%d: %s)" % (unix_socket, err, text)) from None
+        raise OperationalError(2003, "Can't connect to server on '%s:%d' (%d: %s)"
+                               % (host, port, err, text)) from None
+    sock = proto.transport.get_extra_info("socket") if proto.transport else None
+    if sock is not None and unix_socket is None:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+    return proto

@@ -1,0 +1,253 @@
+"""``mysqlc.aio.Connection``: the asyncio shell over :class:`mysqlc.connections.Connection`.
+
+The connection's rules (arguments and option files, the handshake, TLS modes and
+verification, authentication plugins, compression, session tracking, init_command,
+autocommit, converters, LOCAL INFILE, errors) are the sync class's: this module only
+gives it an asyncio stream (:mod:`mysqlc.aio._transport`) and runs its methods in the
+connection's greenlet (:mod:`mysqlc.aio._runner`).  Names and which calls are awaitable
+follow aiomysql (``aiomysql.Connection``), which SQLAlchemy's asyncio adapter expects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Callable, Optional
+
+from .. import connections, cursors as _sync_cursors
+from ..connections import _KILL_BUDGET
+from ._runner import CANCEL_BUDGET, Worker, await_only
+from ._transport import open_stream
+
+
+class _Engine(connections.Connection):
+    """The sync connection as mysqlc.aio drives it: its stream is asyncio's, and the
+    waits it makes for ``KILL QUERY`` (close() with unread rows, a read timeout) are
+    awaits in its greenlet instead of a blocked thread join."""
+
+    _proto: Any = None
+
+    def _open_stream(self, core: Any, host: Optional[str], port: int,
+                     unix_socket: Optional[str], timeout: Optional[float]) -> Any:
+        loop = asyncio.get_running_loop()
+        proto = await_only(open_stream(loop, host, port, unix_socket, timeout),
+                           drainable=False)
+        proto.core = core
+        self._proto = proto
+        return proto
+
+    def _kill_query_side(self, thread_id: int, timeout: float = 2.0) -> None:
+        loop = asyncio.get_running_loop()
+        kill = super()._kill_query_side
+        await_only(asyncio.wait_for(loop.run_in_executor(None, kill, thread_id, timeout),
+                                    timeout + 1.0), drainable=False)
+
+    def _kill_query_bounded(self, thread_id: int, budget: Optional[float] = None) -> None:
+        try:
+            self._kill_query_side(thread_id, _KILL_BUDGET if budget is None else budget)
+            self._kill_query_failed = None
+        except Exception as exc:   # noqa: BLE001 - the caller's exception is what counts
+            self._kill_query_failed = exc
+
+
+async def _stop_cancelled(worker: Worker, msg: Any) -> None:
+    """The runner's ``on_cancel``: the caller's await was cancelled while the greenlet
+    waited in `msg` (see mysqlc.aio._runner)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CANCEL_BUDGET
+    engine = worker.owner
+    core = getattr(engine, "_conn", None)
+    proto = getattr(engine, "_proto", None)
+
+    def abort() -> None:
+        if proto is not None:
+            proto.close()
+
+    if core is None or not core.open or not msg.drainable:
+        await worker.finish(msg, loop.time(), abort)
+        return
+    kill = loop.run_in_executor(None, connections.Connection._kill_query_side, engine,
+                                core.thread_id, 2.0)
+    try:
+        await worker.finish(msg, deadline, abort)
+        if core.open and (core.rows_pending or core.more_results):
+            # the rest of an unbuffered result (ended early by KILL QUERY: error 1317)
+            left = max(0.0, deadline - loop.time())
+            msg = worker.resume_call(core.drain, left)
+            ok = await worker.finish(msg, deadline, abort)
+            if not ok or core.rows_pending or core.more_results:
+                abort()
+    finally:
+        # the KILL must have reached the server before the connection is used again
+        try:
+            await asyncio.wait_for(asyncio.shield(kill), max(0.1, deadline - loop.time()))
+        except BaseException:   # noqa: BLE001 - a failed KILL: close rather than guess
+            abort()
+        if proto is not None and proto._state:
+            engine._owner = None
+
+
+def _shell(name: str, doc_owner: type, mode: str) -> Callable[..., Any]:
+    """A method of the asyncio shell that calls the sync object's `name`: in the
+    greenlet (mode "io"), at once inside a coroutine ("now": no I/O, but awaitable as
+    in aiomysql), or as a plain call ("plain")."""
+    if mode == "io":
+        async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return await self._worker.run(getattr(self._sync_obj, name), *args, **kwargs)
+        what = "Awaitable"
+    elif mode == "now":
+        async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return getattr(self._sync_obj, name)(*args, **kwargs)
+        what = "Awaitable (no I/O)"
+    else:
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:   # type: ignore[misc]
+            return getattr(self._sync_obj, name)(*args, **kwargs)
+        what = "Plain call:"
+    method.__name__ = method.__qualname__ = name
+    sync_doc = getattr(getattr(doc_owner, name, None), "__doc__", None) or ""
+    method.__doc__ = "%s :meth:`%s.%s.%s`.\n\n%s" % (
+        what, doc_owner.__module__, doc_owner.__name__, name, sync_doc)
+    return method
+
+
+def _attribute(name: str, settable: bool = False) -> property:
+    def get(self: Any) -> Any:
+        return getattr(self._sync_obj, name)
+
+    def put(self: Any, value: Any) -> None:
+        setattr(self._sync_obj, name, value)
+    return property(get, put if settable else None,
+                    doc="The sync object's ``%s``." % name)
+
+
+def install(cls: type, doc_owner: type, awaited: tuple = (), plain: tuple = (),
+            attributes: tuple = (), settable: tuple = (), immediate: tuple = ()) -> None:
+    """Give the shell class `cls` its generated methods and attributes (see _shell)."""
+    for names, mode in ((awaited, "io"), (immediate, "now"), (plain, "plain")):
+        for name in names:
+            setattr(cls, name, _shell(name, doc_owner, mode))
+    for name in attributes:
+        setattr(cls, name, _attribute(name))
+    for name in settable:
+        setattr(cls, name, _attribute(name, settable=True))
+
+
+class Connection:
+    """An asyncio connection (``await mysqlc.aio.connect(...)``).
+
+    Awaitable: ``commit()``, ``rollback()``, ``begin()``, ``ping(reconnect=False)``,
+    ``select_db(db)``, ``autocommit(on)``, ``show_warnings()``, ``kill(thread_id)``,
+    ``change_user(...)``, ``set_charset(...)``, ``set_character_set(...)``,
+    ``set_sql_mode(...)``, ``stat()``, :meth:`ensure_closed`.  Plain calls:
+    :meth:`cursor`, :meth:`close`, ``get_autocommit()``, ``character_set_name()``,
+    ``thread_id()``, ``get_server_info()``, ``get_host_info()``, ``get_proto_info()``,
+    ``escape()``, ``literal()``, ``escape_string()``, ``string_literal()``,
+    ``tls_info()``, ``errno()``, ``error()``, ``sqlstate()``.  Each does what the
+    :class:`mysqlc.connections.Connection` method of that name does.
+
+    One await at a time per connection (another concurrent call raises
+    ProgrammingError).  A cancelled await (``task.cancel()``, ``asyncio.timeout()``)
+    stops the server's statement with ``KILL QUERY`` over a side connection, reads the
+    rest of the response and leaves the connection usable, then raises CancelledError;
+    when that takes longer than ``mysqlc.aio._runner.CANCEL_BUDGET`` (5 s) the connection
+    is closed instead (:attr:`closed` becomes True).
+    """
+
+    def __init__(self, worker: Worker, engine: _Engine, cursorclass: type) -> None:
+        self._worker = worker
+        self._sync_obj = engine
+        self._cursorclass = cursorclass
+
+    @property
+    def sync(self) -> connections.Connection:
+        """The :class:`mysqlc.connections.Connection` this shell drives."""
+        return self._sync_obj
+
+    @property
+    def closed(self) -> bool:
+        """True once the connection was closed or its stream ended (aiomysql's)."""
+        engine = self._sync_obj
+        core = engine._conn
+        proto = engine._proto
+        return bool(engine._closed or core is None or not core.open
+                    or proto is None or proto._state)
+
+    def cursor(self, cls: Optional[type] = None, prepared: bool = False) -> Any:
+        """A new asyncio cursor of `cls` (default: the connection's ``cursorclass``):
+        one of :mod:`mysqlc.aio.cursors`' classes, or a sync cursor class of
+        :mod:`mysqlc.cursors` (its asyncio shell is chosen).  `prepared` as in
+        :meth:`mysqlc.connections.Connection.cursor`.  Use it with ``async with``."""
+        from .cursors import shell_for
+        shell = shell_for(cls or self._cursorclass)
+        return shell(self, self._sync_obj.cursor(shell._sync_class, prepared))
+
+    def close(self) -> None:
+        """Close at once, without the event loop (what SQLAlchemy calls to terminate a
+        connection): COM_QUIT is written without waiting, the stream is closed.  An
+        await in progress on the connection fails with OperationalError 2013.  Closing a
+        closed connection does nothing (aiomysql)."""
+        engine = self._sync_obj
+        if engine._closed:
+            return
+        if self._worker.busy:
+            if engine._proto is not None:
+                engine._proto.close()
+            return
+        try:
+            engine.close()
+        except Exception:   # noqa: BLE001 - closed at once whatever the stream says
+            pass
+
+    async def ensure_closed(self) -> None:
+        """Close gracefully (aiomysql): unread results are dropped or the statement
+        stopped as :meth:`mysqlc.connections.Connection.close` does, then COM_QUIT."""
+        if self._sync_obj._closed:
+            return
+        await self._worker.run(self._sync_obj.close)
+
+    async def __aenter__(self) -> "Connection":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.ensure_closed()
+
+    def __repr__(self) -> str:
+        return "<mysqlc.aio.Connection %s>" % ("closed" if self.closed else
+                                               "open to %r" % (self._sync_obj.host,))
+
+    def __del__(self) -> None:
+        engine = getattr(self, "_sync_obj", None)
+        if engine is not None and not engine._closed and not self._worker.busy:
+            try:
+                engine.close()
+            except Exception:   # noqa: BLE001 - interpreter shutdown, a closed loop
+                pass
+
+
+install(Connection, connections.Connection,
+        awaited=("commit", "rollback", "begin", "ping", "select_db", "autocommit",
+                 "show_warnings", "kill", "change_user", "set_charset",
+                 "set_character_set", "set_sql_mode", "stat"),
+        plain=("get_autocommit", "character_set_name", "thread_id", "get_server_info",
+               "get_host_info", "get_proto_info", "escape", "literal", "escape_string",
+               "string_literal", "tls_info", "errno", "error", "sqlstate", "fileno",
+               "insert_id", "affected_rows", "warning_count", "info", "field_count"),
+        attributes=("open", "host", "port", "user", "db", "database", "charset",
+                    "encoding", "server_version", "autocommit_mode", "client_flag",
+                    "server_capabilities", "collation", "unix_socket"),
+        settable=("cursorclass",))
+
+
+async def connect(**kwargs: Any) -> Connection:
+    """Open an asyncio connection: every keyword argument of :func:`mysqlc.connect`
+    (aiomysql's names too: ``db``, ``cursorclass`` -- a :mod:`mysqlc.aio.cursors`
+    class or a sync one).  Raises the sync API's exceptions (OperationalError 2003
+    and the like, with its numbers and texts)."""
+    from .cursors import Cursor, shell_for
+    kwargs.pop("loop", None)   # aiomysql's parameter; the running loop is used
+    cursorclass = kwargs.pop("cursorclass", None) or Cursor
+    shell = shell_for(cursorclass)
+    worker = Worker()
+    engine = await worker.run(_Engine, cursorclass=shell._sync_class, **kwargs)
+    worker.owner = engine
+    worker.on_cancel = _stop_cancelled
+    return Connection(worker, engine, shell)

@@ -44,15 +44,18 @@ static int obj_errno(mc_conn *c) {
     return (int)v;
 }
 
+/* The transport object raised: close the stream, keeping its exception.  -1. */
+static int close_keeping_error(mc_conn *c) {
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    mc_conn_close_socket(c);
+    PyErr_Restore(et, ev, tb);
+    return -1;
+}
+
 /* The stream ended while reading: close, with the blocking transport's message. */
 static int read_failed(mc_conn *c, long status, double to) {
-    if (status < 0) {   /* the object raised: keep its exception, close the stream */
-        PyObject *et, *ev, *tb;
-        PyErr_Fetch(&et, &ev, &tb);
-        mc_conn_close_socket(c);
-        PyErr_Restore(et, ev, tb);
-        return -1;
-    }
+    if (status < 0) return close_keeping_error(c);
     if (status == 1) {
         char tbuf[32];
         fmt_seconds(tbuf, sizeof(tbuf), to);
@@ -95,13 +98,7 @@ static int py_flush(mc_conn *c) {
     }
     int status = write_bytes(c, 1);
     if (status == 0) return 0;
-    if (status < 0) {
-        PyObject *et, *ev, *tb;
-        PyErr_Fetch(&et, &ev, &tb);
-        mc_conn_close_socket(c);
-        PyErr_Restore(et, ev, tb);
-        return -1;
-    }
+    if (status < 0) return close_keeping_error(c);
     if (status == 1) {
         mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
                       "Lost connection to server (write timed out)");

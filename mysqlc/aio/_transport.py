@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import errno as _errno
+import os
 import socket
 from typing import Any, Optional
 
@@ -123,13 +124,18 @@ class StreamProtocol(asyncio.BufferedProtocol):
             return _DONE
         if self._state:
             return self._state
+        return self._await_status("_waiter", timeout)
+
+    def _await_status(self, slot: str, timeout: float) -> int:
+        """Switch out of the greenlet until the future kept in `slot` is settled with
+        a status (or `timeout` seconds passed: 1)."""
         fut = self.loop.create_future()
-        self._waiter = fut
+        setattr(self, slot, fut)
         timer = self.loop.call_later(timeout, _settle, fut, _TIMEOUT) if timeout >= 0 else None
         try:
             return await_only(fut)
         finally:
-            self._waiter = None
+            setattr(self, slot, None)
             if timer is not None:
                 timer.cancel()
 
@@ -147,15 +153,9 @@ class StreamProtocol(asyncio.BufferedProtocol):
         # the engine must not receive while it waits inside a write (its buffers stay as
         # they are): reading resumes with the next wait()
         t.pause_reading()
-        fut = self.loop.create_future()
-        self._drain = fut
-        timer = self.loop.call_later(timeout, _settle, fut, _TIMEOUT) if timeout >= 0 else None
         try:
-            return await_only(fut)
+            return self._await_status("_drain", timeout)
         finally:
-            self._drain = None
-            if timer is not None:
-                timer.cancel()
             if self.transport is not None and not self._state:
                 t.resume_reading()
 
@@ -206,7 +206,7 @@ async def open_stream(loop: asyncio.AbstractEventLoop, host: Optional[str], port
                                % (host, exc.strerror)) from None
     except OSError as exc:
         err = exc.errno or 0
-        text = exc.strerror or str(exc)
+        text = os.strerror(err) if err else str(exc)   # asyncio's strerror names the call
         if unix_socket is not None:
             raise OperationalError(2002, "Can't connect to local server through socket "
                                    "'%s' (%d: %s)" % (unix_socket, err, text)) from None

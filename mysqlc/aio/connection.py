@@ -237,17 +237,54 @@ install(Connection, connections.Connection,
         settable=("cursorclass",))
 
 
-async def connect(**kwargs: Any) -> Connection:
-    """Open an asyncio connection: every keyword argument of :func:`mysqlc.connect`
-    (aiomysql's names too: ``db``, ``cursorclass`` -- a :mod:`mysqlc.aio.cursors`
-    class or a sync one).  Raises the sync API's exceptions (OperationalError 2003
-    and the like, with its numbers and texts)."""
+class _Connecting:
+    """What :func:`connect` returns: awaitable (the connection), and an async context
+    manager that closes it on exit (``async with mysqlc.aio.connect(...) as conn``), as
+    aiomysql's."""
+
+    __slots__ = ("_kwargs", "_conn")
+
+    def __init__(self, kwargs: dict) -> None:
+        self._kwargs = kwargs
+        self._conn: Optional[Connection] = None
+
+    def __await__(self) -> Any:
+        return _connect(self._kwargs).__await__()
+
+    async def __aenter__(self) -> Connection:
+        self._conn = await _connect(self._kwargs)
+        return self._conn
+
+    async def __aexit__(self, *exc: Any) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.ensure_closed()
+
+
+def connect(*args: Any, **kwargs: Any) -> Any:
+    """Open an asyncio connection: ``conn = await mysqlc.aio.connect(...)``, or ``async
+    with mysqlc.aio.connect(...) as conn``.
+
+    Takes every argument of :func:`mysqlc.connect` (a DSN string first, keyword
+    arguments, option files), with aiomysql's names too (``db``; ``cursorclass``: a
+    :mod:`mysqlc.aio.cursors` class or a sync one; ``loop`` is accepted and ignored: the
+    running loop is used).  Raises the sync API's exceptions with its numbers and texts
+    (OperationalError 2003 "Can't connect to server on ...", 1045 access denied, ...).
+    """
+    if args:
+        kwargs["_args"] = args
+    return _Connecting(kwargs)
+
+
+async def _connect(kwargs: dict) -> Connection:
     from .cursors import Cursor, shell_for
+    kwargs = dict(kwargs)
+    args = kwargs.pop("_args", ())
     kwargs.pop("loop", None)   # aiomysql's parameter; the running loop is used
     cursorclass = kwargs.pop("cursorclass", None) or Cursor
     shell = shell_for(cursorclass)
     worker = Worker()
-    engine = await worker.run(_Engine, cursorclass=shell._sync_class, **kwargs)
+    engine = await worker.run(_Engine, *args, cursorclass=shell._sync_class, **kwargs)
     worker.owner = engine
     worker.on_cancel = _stop_cancelled
     return Connection(worker, engine, shell)

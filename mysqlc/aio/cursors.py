@@ -67,6 +67,11 @@ class BaseCursor:
         return _RecordBatches(self._worker,
                               self._sync_obj.fetch_record_batches(batch_size, **kwargs))
 
+    def __await__(self) -> Any:
+        # ``cur = await conn.cursor()`` (aiomysql's cursor() is awaitable) gives the cursor
+        return self
+        yield   # a generator: an awaitable that finishes at once
+
     def __aiter__(self) -> "BaseCursor":
         return self
 

@@ -1011,14 +1011,18 @@ def chart(doc, path):
                     ys.append(v[field] * scale)
             ax.bar(xs, ys, width, label=label(d, lp),
                    hatch="//" if lp == "uvloop" else None)
+        if group != "insert":
+            ax.set_yscale("log")
+            ylabel += " (log)"
         ax.set_xticks(range(len(names)))
         ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
         ax.set_ylabel(ylabel, fontsize=8)
-        ax.grid(axis="y", alpha=0.3)
-    axes[0][0].legend(fontsize=7)
+        ax.grid(axis="y", which="both", alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(keys), fontsize=8)
     fig.suptitle("mysqlc.aio vs asyncio peers, %s (%s cores), %s" % (
         doc["machine"]["cpu"], doc["machine"]["cores"], doc["started"]), fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=80)
     plt.close(fig)
 
@@ -1036,7 +1040,8 @@ def generated_markdown(doc, chart_path=None, results_path=None):
                 "and pooled scenarios, insert rows/s, per driver and loop](%s)" % rel, ""]
     if doc.get("targets"):
         out += ["#### Targets (issue 15)", ""] + target_lines(doc, True) + [""]
-    out += ["#### Throughput · client CPU ms per run (median of %d)" % doc["repeat"], "",
+    out += ["#### Throughput · client CPU ms per run (median of %d runs; %d for the pooled "
+            "scenarios)" % (doc["repeat"], doc["repeat"] * 5), "",
             "`driver@loop`; `mysqlc-sync` is the blocking API (sequential where the others "
             "are concurrent). Pooled: p99 = 99th percentile of the request latency "
             "(waiting for a connection included).", ""]
@@ -1073,7 +1078,20 @@ def main(argv=None):
                    "markdown file (benchmarks/RESULTS.md), between its two markers")
     p.add_argument("--profile", metavar="DIR", help="one extra cProfile'd run per mysqlc "
                    "worker (not counted); stats files in DIR")
+    p.add_argument("--from-json", metavar="PATH", help="run nothing: write --chart / "
+                   "--results from an earlier run's --json file")
     args = p.parse_args(argv)
+    if args.from_json:
+        with open(args.from_json) as f:
+            doc = json.load(f)
+        if args.chart:
+            chart(doc, args.chart)
+            print("wrote %s" % args.chart)
+        if args.results:
+            _report.replace_section(args.results, MARK_BEGIN, MARK_END,
+                                    generated_markdown(doc, args.chart, args.results))
+            print("wrote %s" % args.results)
+        return 0
     drivers = [d for d in (x.strip() for x in args.drivers.split(",")) if d]
     scenarios = [s for s in (x.strip() for x in args.scenarios.split(",")) if s]
     loops = [lp for lp in (x.strip() for x in args.loop.split(",")) if lp]

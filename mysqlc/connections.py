@@ -922,13 +922,19 @@ class Connection:
 
     # ------------------------------------------------------------ internals
 
+    def _pending(self):
+        """True when the connection has unread results (rows, further results, an
+        open server-side cursor): the next command must read or drop them first."""
+        core = self._conn
+        return bool(core.rows_pending or core.more_results or core.cursor_open)
+
     def _discard_pending(self, cursor=None):
         """Make the connection ready for a new command: read and drop results left
         unread by buffered use (PyMySQL-like).  Rows still streaming to an
         unbuffered cursor other than `cursor` are not dropped: that raises
         ProgrammingError 2014 "Commands out of sync", as mysqlclient does."""
         core = self._conn
-        if core.rows_pending or core.more_results or core.cursor_open:
+        if self._pending():
             owner = self._owner() if self._owner is not None else None
             if (owner is not None and owner is not cursor
                     and getattr(owner, "_unbuffered", False)

@@ -59,7 +59,7 @@ def _both(conn, sql, args=None, cursorclass=None):
     tdesc = tcur.description
     tcur.close()
     pcur = conn.cursor(cursorclass, prepared=True)
-    assert isinstance(pcur, mysqlc.cursors._PreparedMixin)
+    assert pcur._prepared
     pcur.execute(sql, args)
     binary = list(pcur.fetchall())
     pdesc = pcur.description
@@ -429,7 +429,7 @@ def test_dict_cursor_prepared(conn):
     cur.execute("INSERT INTO db2 VALUES (1, 1.5), (2, -0.25)")
     dcur = conn.cursor(mysqlc.cursors.DictCursor, prepared=True)
     assert isinstance(dcur, mysqlc.cursors.DictCursor)
-    assert isinstance(dcur, mysqlc.cursors._PreparedMixin)
+    assert dcur._prepared
     dcur.execute("SELECT da.id, name, db2.id, v FROM da JOIN db2 ON da.id = db2.id "
                  "WHERE da.id >= %s ORDER BY da.id", (1,))
     rows = dcur.fetchall()

@@ -206,14 +206,28 @@ class BaseCursor:
     max_stmt_length : int or None
         Upper bound (bytes) for statements built by :meth:`executemany`; None means
         the server's ``max_allowed_packet`` (queried once per connection).
+
+    Notes
+    -----
+    *Prepared mode.*  A cursor of any class runs its statements as server-side
+    prepared statements when it is in prepared mode: the ``Prepared*`` classes
+    (:class:`PreparedCursor` ...) are, and ``connection.cursor(cls, prepared=True)``
+    returns a cursor in it.
+    ``execute`` then runs COM_STMT_PREPARE / COM_STMT_EXECUTE (binary protocol) with
+    the connection's LRU statement cache.  Placeholders are ``%s`` (or ``%(name)s``
+    with a mapping, or ``?``); parameters are encoded in C in the binary format and
+    never quoted into the SQL text.  Metadata of parameter types is re-sent only when
+    the types change.  User converters for field types apply to string-typed values
+    only (numbers and temporal values are decoded from their binary form).  An
+    unbuffered cursor reads its rows through a read-only server-side cursor in
+    COM_STMT_FETCH batches of :attr:`arraysize`, 100 by default in this mode.
     """
 
     max_stmt_length: Optional[int] = None
 
-    #: prepared mode: :meth:`execute` and :meth:`executemany` run through server-side
-    #: prepared statements (see :meth:`_set_prepared`).  A class attribute of the
-    #: ``Prepared*`` classes; ``connection.cursor(cls, prepared=True)`` sets it on the
-    #: cursor of any other class.
+    #: prepared mode (the class docstring's Notes): a class attribute of the
+    #: ``Prepared*`` classes; :meth:`_set_prepared` sets it on one cursor of any other
+    #: class (``connection.cursor(cls, prepared=True)``)
     _prepared = False
     #: in prepared mode, read a result through a read-only server-side cursor
     #: (CURSOR_TYPE_READ_ONLY, COM_STMT_FETCH): True for the unbuffered classes
@@ -245,15 +259,8 @@ class BaseCursor:
             self._set_prepared()
 
     def _set_prepared(self):
-        """Put the cursor in prepared mode: ``execute`` runs COM_STMT_PREPARE /
-        COM_STMT_EXECUTE (binary protocol) with the connection's LRU statement cache.
-        Placeholders are ``%s`` (or ``%(name)s`` with a mapping, or ``?``); parameters
-        are encoded in C in the binary format and never quoted into the SQL text.
-        Metadata of parameter types is re-sent only when the types change.  User
-        converters for field types apply to string-typed values only (numbers and
-        temporal values are decoded from their binary form).  An unbuffered cursor
-        (``_server_cursor``) reads its rows through a read-only server-side cursor in
-        COM_STMT_FETCH batches of :attr:`arraysize`, 100 by default."""
+        """Put the cursor in prepared mode (the class docstring's Notes); an unbuffered
+        one (``_server_cursor``) fetches :attr:`arraysize` = 100 rows per COM_STMT_FETCH."""
         self._prepared = True
         if self._server_cursor:
             self.arraysize = 100
@@ -437,6 +444,15 @@ class BaseCursor:
                 ) -> int:
         """Execute one statement.
 
+        In prepared mode (the class docstring's Notes: the ``Prepared*`` classes,
+        ``connection.cursor(prepared=True)``) it runs as a prepared statement: the
+        parameters go in the binary format of COM_STMT_EXECUTE, `attributes` after them
+        (PARAMETER_COUNT_AVAILABLE); a wrong number of parameters raises
+        ProgrammingError naming both counts, and OperationalError ``(2020, ...)`` is
+        raised before anything is sent when the COM_STMT_EXECUTE packet, or a value
+        sent as long data (values longer than ``connection.long_data_threshold``, sent
+        in chunks below the limit), is not smaller than ``max_allowed_packet``.
+
         Parameters
         ----------
         query : str or bytes
@@ -480,15 +496,6 @@ class BaseCursor:
             the first time a command reaches 1024 bytes.
         DatabaseError subclasses
             For errors the server reports (see :mod:`mysqlc.errors`).
-
-        In prepared mode (the ``Prepared*`` classes, ``connection.cursor(prepared=True)``)
-        the statement runs as a prepared statement instead (:meth:`_set_prepared`): the
-        parameters go in the binary format of COM_STMT_EXECUTE, `attributes` after them
-        (PARAMETER_COUNT_AVAILABLE); a wrong number of parameters raises
-        ProgrammingError naming both counts, and OperationalError ``(2020, ...)`` is
-        raised before anything is sent when the COM_STMT_EXECUTE packet, or a value sent
-        as long data (values longer than ``connection.long_data_threshold``, sent in
-        chunks below the limit), is not smaller than ``max_allowed_packet``.
         """
         if self._prepared:
             return self._execute_prepared(query, args, infile, attributes)
@@ -528,6 +535,11 @@ class BaseCursor:
         :attr:`max_stmt_length`); anything else runs :meth:`execute` per
         parameter set.
 
+        In prepared mode, the statement is prepared once for every parameter set: with
+        MariaDB (COM_STMT_BULK_EXECUTE advertised) all sets go in as few commands as fit
+        ``max_allowed_packet`` when every column's values share one binary type,
+        otherwise one COM_STMT_EXECUTE per set reuses the statement.
+
         Parameters
         ----------
         query : str or bytes
@@ -546,11 +558,6 @@ class BaseCursor:
             COM_STMT_BULK_EXECUTE) too large for ``max_allowed_packet``: the bulk
             path checks every command before sending the first, the multi-row text
             path refuses that set's statement (the statements before it were run).
-
-        In prepared mode, the statement is prepared once for every parameter set: with
-        MariaDB (COM_STMT_BULK_EXECUTE advertised) all sets go in as few commands as fit
-        ``max_allowed_packet`` when every column's values share one binary type,
-        otherwise one COM_STMT_EXECUTE per set reuses the statement.
         """
         if self._prepared:
             return self._executemany_prepared(query, args)

@@ -283,19 +283,30 @@ def generated_markdown(doc, chart_path=None, results_path=None):
     return "\n".join(out)
 
 
-def write_results(doc, path, chart=None):
-    """Replace the generated part of ``path`` (between BEGIN and END) with this run."""
+def replace_section(path, begin, end, body, title="# mysqlc benchmark results"):
+    """Rewrite the part of markdown file ``path`` between the marker lines ``begin`` and
+    ``end`` with ``body``; the rest of the file is kept.  Missing markers are added: at
+    the top of the file for bench.py's section, after everything else for other scripts'
+    (``title`` starts a file that does not exist)."""
     text = ""
     if os.path.exists(path):
         with open(path) as f:
             text = f.read()
-    if BEGIN not in text or END not in text:
-        text = "# mysqlc benchmark results\n\n%s\n%s\n" % (BEGIN, END) + text
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    body = generated_markdown(doc, chart, path)
+    if begin not in text or end not in text:
+        if begin == BEGIN:
+            text = "%s\n\n%s\n%s\n" % (title, begin, end) + text
+        else:
+            text = (text.rstrip("\n") + "\n\n" if text else title + "\n\n") + \
+                "%s\n%s\n" % (begin, end)
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
     with open(path, "w") as f:
-        f.write(head + BEGIN + "\n" + body + "\n" + END + tail)
+        f.write(head + begin + "\n" + body + "\n" + end + tail)
+
+
+def write_results(doc, path, chart=None):
+    """Replace the generated part of ``path`` (between BEGIN and END) with this run."""
+    replace_section(path, BEGIN, END, generated_markdown(doc, chart, path))
 
 
 def main(argv):

@@ -913,13 +913,15 @@ def setup_main(driver, spec):
 # Parent: orchestration and report
 # --------------------------------------------------------------------------------------
 
-def run_child(args, spec, timeout=WORKER_TIMEOUT):
-    """Run ``bench.py <args>`` with ``spec`` on stdin; return (result dict or None, error)."""
+def run_child(args, spec, timeout=WORKER_TIMEOUT, script=None):
+    """Run ``bench.py <args>`` (or ``script <args>``: another benchmark script that speaks
+    the same protocol, e.g. bench_async.py) with ``spec`` as JSON on stdin and the path of
+    the result file in ``spec["result_path"]``; return (result dict or None, error)."""
     with tempfile.NamedTemporaryFile(prefix="mysqlc-bench-", suffix=".json",
                                      delete=False) as tmp:
         out_path = tmp.name
     spec = dict(spec, result_path=out_path)
-    cmd = [sys.executable, os.path.abspath(__file__)] + args
+    cmd = [sys.executable, os.path.abspath(script or __file__)] + args
     try:
         proc = subprocess.run(cmd, input=json.dumps(spec), text=True, capture_output=True,
                               timeout=timeout)
@@ -1051,6 +1053,16 @@ def fmt_ratio(x):
     return "-" if x is None else "%.2f×" % x
 
 
+def majority_digest(values):
+    """The digest most drivers agree on (taken as right), or None without a strict
+    majority (e.g. two drivers that disagree: then every driver is flagged)."""
+    values = list(values)
+    if not values:
+        return None
+    best = max(set(values), key=values.count)
+    return best if values.count(best) * 2 > len(values) else None
+
+
 def report(results, quick, runs, drivers, floors=None):
     """Text report; also fills results[key][driver]['summary'] / ['check'].
 
@@ -1079,14 +1091,7 @@ def report(results, quick, runs, drivers, floors=None):
         mismatch = False
         by_driver = results[key]
         digests = {d: r["result"]["digest"] for d, r in by_driver.items() if r.get("result")}
-        # The digest most drivers agree on is taken as right; without a strict majority
-        # (e.g. two drivers that disagree) every driver is flagged.
-        majority = None
-        if digests:
-            values = list(digests.values())
-            best = max(set(values), key=values.count)
-            if values.count(best) * 2 > len(values):
-                majority = best
+        majority = majority_digest(digests.values())
         for d in drivers:
             entry = by_driver.get(d)
             if entry is None:

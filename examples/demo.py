@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """mysqlc demo: a private MariaDB server, a bulk load, typical queries, transactions,
-errors, and a full-table fetch compared with the peer drivers that are installed.
+errors, a full-table fetch compared with the peer drivers that are installed, the
+columnar API and the asyncio API (mysqlc.aio).
 
     python examples/demo.py                  # private server, 100,000 rows
     python examples/demo.py --rows 20000     # smaller
@@ -245,6 +246,70 @@ def run_columnar(mysqlc, connect, rows):
               % (fmt(n), t_load, fmt(n / t_load)))
     finally:
         c.close()
+
+
+def run_asyncio(connect, rows, reference):
+    """Step 9: the same table through mysqlc.aio -- concurrent point queries on a pool,
+    a streamed read compared with the rows stored, and a timed-out statement that is
+    stopped on the server while its connection stays usable."""
+    import asyncio
+    import mysqlc.aio
+
+    section("9. asyncio: mysqlc.aio")
+
+    async def main():
+        pool = await mysqlc.aio.create_pool(minsize=5, maxsize=5, charset="utf8mb4",
+                                            **connect)
+        ids = [rows[(i * 7919) % len(rows)][0] for i in range(200)]
+
+        async def point(item_id):
+            async with pool.acquire() as conn:
+                async with conn.cursor() as cur:
+                    await cur.execute("SELECT id, name FROM demo_items WHERE id = %s",
+                                      (item_id,))
+                    return await cur.fetchone()
+        t0 = time.perf_counter()
+        got = await asyncio.gather(*(point(i) for i in ids))
+        dt = time.perf_counter() - t0
+        expect([g[0] for g in got] == ids, "a task got another task's row")
+        print("%d point queries from %d tasks on a pool of %d connections: %.0f ms "
+              "(%s queries/s), each task got its own row"
+              % (len(ids), len(ids), pool.size, dt * 1000, fmt(len(ids) / dt)))
+
+        async with pool.acquire() as conn:
+            async with conn.cursor(mysqlc.aio.SSCursor) as cur:
+                t0 = time.perf_counter()
+                await cur.execute("SELECT * FROM demo_items")
+                streamed = [row async for row in cur]
+                dt = time.perf_counter() - t0
+            expect(row_digest(streamed) == reference and len(streamed) == len(rows),
+                   "the streamed rows differ from the stored ones")
+            print("streamed all %s rows with an SSCursor (async for): %.2f s, the same "
+                  "rows as the sync fetch" % (fmt(len(streamed)), dt))
+            del streamed
+
+            cur = conn.cursor()
+            t0 = time.perf_counter()
+            try:
+                async with asyncio.timeout(0.3):
+                    await cur.execute("SELECT SLEEP(30)")
+            except TimeoutError:
+                pass
+            dt = time.perf_counter() - t0
+            await cur.execute("SELECT %s", ("same connection",))
+            after = (await cur.fetchone())[0]
+            expect(after == "same connection", "the connection answered %r" % (after,))
+            await cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST "
+                              "WHERE INFO LIKE 'SELECT SLEEP(30)%%'")
+            left = (await cur.fetchone())[0]
+            expect(left == 0, "the timed-out statement still runs on the server")
+            print("asyncio.timeout(0.3) around SELECT SLEEP(30): TimeoutError after %.2f s; "
+                  "the statement was stopped on the server (KILL QUERY) and the same "
+                  "connection answered the next query" % dt)
+        pool.close()
+        await pool.wait_closed()
+
+    asyncio.run(main())
 
 
 def demo(args):
@@ -492,6 +557,8 @@ def run_demo(args, mysqlc, srv, t_start):
     # -------------------------------------------------------------- 8. columnar
     if mysqlc.__name__ == "mysqlc":
         run_columnar(mysqlc, connect, rows)
+        # ---------------------------------------------------------- 9. asyncio
+        run_asyncio(connect, rows, reference)
 
     if srv.pid is None:   # an existing server: leave it as it was
         c = mysqlc.connect(charset="utf8mb4", **connect)

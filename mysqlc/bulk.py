@@ -75,16 +75,16 @@ is sent.
 from __future__ import annotations
 
 import itertools
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Optional, Union
 import warnings as _warnings
 
-from . import cursors as _cursors
 from ._progress import Progress
 from .errors import DatabaseError, DataError, NotSupportedError, ProgrammingError, Warning
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from .cursors import BaseCursor
 
 __all__ = ["load_table"]
 
@@ -338,8 +338,8 @@ class _Pieces:
             yield piece
 
 
-def _table_columns(conn, table_sql):
-    cur = _cursors.Cursor(conn)
+def _table_columns(cursor, table_sql):
+    cur = cursor._plain_cursor()
     try:
         cur.execute("SELECT * FROM %s LIMIT 0" % table_sql)
         return [d[0] for d in cur.description]
@@ -355,6 +355,9 @@ def _infile_chunks(pieces, progress):
     The next piece is encoded in a helper thread while the current one is sent: the
     Arrow encoder releases the GIL, so encoding overlaps the socket writes (which
     release it too)."""
+    # concurrent.futures imports logging: kept out of ``import mysqlc`` (which imports
+    # this module) until a load runs
+    from concurrent.futures import ThreadPoolExecutor
     pieces.started = True
     source = pieces.source
     it = iter(pieces)
@@ -444,7 +447,7 @@ class _Warnings:
 
 # ---------------------------------------------------------------- entry point
 
-def load_table(cursor: _cursors.BaseCursor, table: Union[str, tuple[str, str]], data: Any,
+def load_table(cursor: BaseCursor, table: Union[str, tuple[str, str]], data: Any,
                columns: Optional[Sequence[str]] = None, *, method: str = "auto",
                batch_rows: Optional[int] = None, progress: Any = None,
                duplicates: Optional[str] = None, on_warning: str = "warn",
@@ -567,7 +570,7 @@ def load_table(cursor: _cursors.BaseCursor, table: Union[str, tuple[str, str]], 
             raise ProgrammingError(0, "load_table: %d columns given for data with %d fields"
                                    % (len(names), len(source.names)))
     elif names is None:
-        names = _table_columns(conn, table_sql)
+        names = _table_columns(cursor, table_sql)
     if not names:
         raise ProgrammingError(0, "load_table: no columns to load")
     cols_sql = ", ".join(_quote_ident(n) for n in names)
@@ -581,7 +584,7 @@ def load_table(cursor: _cursors.BaseCursor, table: Union[str, tuple[str, str]], 
                                 "with local_infile=True")
 
     pieces = _Pieces(source)      # reads (and, for rows, checks) the first batch
-    cur = _cursors.Cursor(conn)
+    cur = cursor._plain_cursor()
     collected = _Warnings(conn)
     savepoint = None
     if atomic:

@@ -18,6 +18,8 @@ import weakref
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, overload
 
 from . import _charsets, _infile_sql, _optionfile, _secure, cursors
+from ._dsn import parse_dsn
+from ._state import _NO_ERROR, _busy
 from .constants import CLIENT, CR, SERVER_STATUS
 from .converters import _require_core, _split_conv, _str_fallback, conversions
 from .errors import (
@@ -106,17 +108,6 @@ _INFILE_CHUNK = 1 << 20
 #: Charsets whose multibyte characters can contain the byte 0x5C: client-side
 #: escaping is only safe when the server really uses them (see __init__).
 _ESCAPE_SENSITIVE_CHARSETS = frozenset(("big5", "gbk", "gb18030", "sjis", "cp932"))
-
-
-def _busy():
-    return ProgrammingError(
-        0, "this connection is being used by another thread; connections cannot be "
-        "shared between threads at once (threadsafety = 1)")
-
-
-#: ``(errno, message, sqlstate)`` of a connection whose last command succeeded
-#: (mysqlclient's ``errno()``, ``error()``, ``sqlstate()`` then give these).
-_NO_ERROR = cursors._NO_ERROR
 
 
 def _file_chunks(path):
@@ -286,7 +277,6 @@ def _merge_sources(given, defaults):
     merged["read_default_file"] = merged["read_default_group"] = None
     sources = []
     if dsn:
-        from .columnar import parse_dsn   # the one DSN parser (read_sql's)
         merged["host"] = None
         try:
             parsed = parse_dsn(host)
@@ -922,13 +912,19 @@ class Connection:
 
     # ------------------------------------------------------------ internals
 
+    def _pending(self):
+        """True when the connection has unread results (rows, further results, an
+        open server-side cursor): the next command must read or drop them first."""
+        core = self._conn
+        return bool(core.rows_pending or core.more_results or core.cursor_open)
+
     def _discard_pending(self, cursor=None):
         """Make the connection ready for a new command: read and drop results left
         unread by buffered use (PyMySQL-like).  Rows still streaming to an
         unbuffered cursor other than `cursor` are not dropped: that raises
         ProgrammingError 2014 "Commands out of sync", as mysqlclient does."""
         core = self._conn
-        if core.rows_pending or core.more_results or core.cursor_open:
+        if self._pending():
             owner = self._owner() if self._owner is not None else None
             if (owner is not None and owner is not cursor
                     and getattr(owner, "_unbuffered", False)
@@ -1052,13 +1048,16 @@ class Connection:
             ``SSDictCursor`` or a subclass.
         prepared : bool, default False
             Run statements as server-side prepared statements (binary protocol;
-            the name mysql-connector-python and MariaDB Connector/Python use).
-            With an unbuffered class the rows come from a read-only server-side
-            cursor in batches of ``arraysize`` (COM_STMT_FETCH).
+            the name mysql-connector-python and MariaDB Connector/Python use): a
+            mode of the cursor, not a class of its own (``Cursor``, ``DictCursor``,
+            ``SSCursor`` and ``SSDictCursor`` give their ``Prepared*`` names, other
+            classes a cursor of `cursorclass` in that mode).  With an unbuffered class
+            the rows come from a read-only server-side cursor in batches of
+            ``arraysize`` (COM_STMT_FETCH, 100 by default).
         """
         cls = cursorclass or self.cursorclass
         if prepared:
-            cls = cursors.prepared_variant(cls)
+            return cursors._prepared_cursor(cls, self)
         return cls(self)
 
     def _close_statements(self):

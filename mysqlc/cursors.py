@@ -30,6 +30,9 @@ from collections.abc import Mapping
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
+from . import bulk as _bulk
+from ._arrow import ArrowStream, _Collected, _need, arrow_table, convert, record_batches
+from ._state import _NO_ERROR, _busy
 from .converters import _str_fallback, _str_fallback_args
 from .errors import (
     Error, NotSupportedError, OperationalError, ProgrammingError,
@@ -44,7 +47,6 @@ if TYPE_CHECKING:
     import polars
     import pyarrow
 
-    from .columnar import ArrowStream
     from .connections import Connection
 
     _C = TypeVar("_C", bound="BaseCursor")
@@ -94,19 +96,14 @@ RE_INSERT_VALUES = re.compile(
 _RE_INSERT_VALUES_BYTES = re.compile(RE_INSERT_VALUES.pattern.encode("ascii"),
                                      RE_INSERT_VALUES.flags & ~re.UNICODE)
 
-#: what Connection.errno(), error(), sqlstate() report after a command that succeeded
-_NO_ERROR = (0, "", "00000")
-
 # A placeholder (or any %-directive other than %%) outside the VALUES row.
 _RE_PERCENT = re.compile(rb"%(?!%)")
 
 _NOT_EXECUTED = "execute() first"
 
-
-def _busy():
-    return ProgrammingError(
-        0, "this connection is being used by another thread; connections cannot be "
-        "shared between threads at once (threadsafety = 1)")
+#: ``SSCursor._streaming`` of a prepared statement's result read through a server-side
+#: cursor (COM_STMT_FETCH); otherwise True (rows on the wire) or False (none left)
+_FETCH = "server cursor"
 
 
 def _lost_rows_error(conn):
@@ -209,9 +206,32 @@ class BaseCursor:
     max_stmt_length : int or None
         Upper bound (bytes) for statements built by :meth:`executemany`; None means
         the server's ``max_allowed_packet`` (queried once per connection).
+
+    Notes
+    -----
+    *Prepared mode.*  A cursor of any class runs its statements as server-side
+    prepared statements when it is in prepared mode: the ``Prepared*`` classes
+    (:class:`PreparedCursor` ...) are, and ``connection.cursor(cls, prepared=True)``
+    returns a cursor in it.
+    ``execute`` then runs COM_STMT_PREPARE / COM_STMT_EXECUTE (binary protocol) with
+    the connection's LRU statement cache.  Placeholders are ``%s`` (or ``%(name)s``
+    with a mapping, or ``?``); parameters are encoded in C in the binary format and
+    never quoted into the SQL text.  Metadata of parameter types is re-sent only when
+    the types change.  User converters for field types apply to string-typed values
+    only (numbers and temporal values are decoded from their binary form).  An
+    unbuffered cursor reads its rows through a read-only server-side cursor in
+    COM_STMT_FETCH batches of :attr:`arraysize`, 100 by default in this mode.
     """
 
     max_stmt_length: Optional[int] = None
+
+    #: prepared mode (the class docstring's Notes): a class attribute of the
+    #: ``Prepared*`` classes; :meth:`_set_prepared` sets it on one cursor of any other
+    #: class (``connection.cursor(cls, prepared=True)``)
+    _prepared = False
+    #: in prepared mode, read a result through a read-only server-side cursor
+    #: (CURSOR_TYPE_READ_ONLY, COM_STMT_FETCH): True for the unbuffered classes
+    _server_cursor = False
 
     connection: Optional[Connection]
     description: Optional[tuple[tuple[Any, ...], ...]]
@@ -235,6 +255,15 @@ class BaseCursor:
         self.messages = []
         self._executed = None
         self._rows = None
+        if self._prepared:
+            self._set_prepared()
+
+    def _set_prepared(self):
+        """Put the cursor in prepared mode (the class docstring's Notes); an unbuffered
+        one (``_server_cursor``) fetches :attr:`arraysize` = 100 rows per COM_STMT_FETCH."""
+        self._prepared = True
+        if self._server_cursor:
+            self.arraysize = 100
 
     # ------------------------------------------------------------ plumbing
 
@@ -243,6 +272,12 @@ class BaseCursor:
         if conn is None:
             raise ProgrammingError(0, "cursor closed")
         return conn
+
+    def _plain_cursor(self):
+        """A new :class:`Cursor` (buffered, text protocol, tuples) on this cursor's
+        connection, whatever this one's class: for the statements that
+        :func:`mysqlc.bulk.load_table` runs (it imports no cursor class)."""
+        return Cursor(self._get_conn())
 
     #: what the lazily built ``_executed`` is made from (see __getattr__)
     _executed_from = None
@@ -409,6 +444,15 @@ class BaseCursor:
                 ) -> int:
         """Execute one statement.
 
+        In prepared mode (the class docstring's Notes: the ``Prepared*`` classes,
+        ``connection.cursor(prepared=True)``) it runs as a prepared statement: the
+        parameters go in the binary format of COM_STMT_EXECUTE, `attributes` after them
+        (PARAMETER_COUNT_AVAILABLE); a wrong number of parameters raises
+        ProgrammingError naming both counts, and OperationalError ``(2020, ...)`` is
+        raised before anything is sent when the COM_STMT_EXECUTE packet, or a value
+        sent as long data (values longer than ``connection.long_data_threshold``, sent
+        in chunks below the limit), is not smaller than ``max_allowed_packet``.
+
         Parameters
         ----------
         query : str or bytes
@@ -453,6 +497,8 @@ class BaseCursor:
         DatabaseError subclasses
             For errors the server reports (see :mod:`mysqlc.errors`).
         """
+        if self._prepared:
+            return self._execute_prepared(query, args, infile, attributes)
         conn = self._get_conn()
         # mysqlclient's execute() first drains the connection (mysql_next_result),
         # which clears the last error even when the parameters then fail to format
@@ -489,6 +535,11 @@ class BaseCursor:
         :attr:`max_stmt_length`); anything else runs :meth:`execute` per
         parameter set.
 
+        In prepared mode, the statement is prepared once for every parameter set: with
+        MariaDB (COM_STMT_BULK_EXECUTE advertised) all sets go in as few commands as fit
+        ``max_allowed_packet`` when every column's values share one binary type,
+        otherwise one COM_STMT_EXECUTE per set reuses the statement.
+
         Parameters
         ----------
         query : str or bytes
@@ -508,6 +559,8 @@ class BaseCursor:
             path checks every command before sending the first, the multi-row text
             path refuses that set's statement (the statements before it were run).
         """
+        if self._prepared:
+            return self._executemany_prepared(query, args)
         conn = self._get_conn()
         if args is None:
             return None
@@ -554,7 +607,7 @@ class BaseCursor:
         if names is not None:
             return None
         try:
-            stmt = _PreparedMixin._statement(self, conn, sql)
+            stmt = self._statement(conn, sql)
         except (ProgrammingError, OperationalError, NotSupportedError):
             return None
         if any(len(r) != stmt.nparams for r in rows):
@@ -586,6 +639,134 @@ class BaseCursor:
             size += len(v)
         total += self._query(conn, prefix + b",".join(parts) + postfix)
         self.rowcount = total
+        return total
+
+    # ------------------------------------------------------------ prepared mode
+
+    def _statement(self, conn, sql):
+        """The connection's cached prepared statement for `sql` (bytes with ``?``
+        placeholders), prepared (COM_STMT_PREPARE) on a miss; the least recently used
+        one beyond ``connection.prepared_cache_size`` is closed (COM_STMT_CLOSE)."""
+        if conn._stmt_stale:
+            conn._drop_statements(self)
+        cache = conn._stmt_cache
+        stmt = cache.get(sql)
+        if stmt is not None:
+            cache.move_to_end(sql)
+            return stmt
+        conn._check_closed()
+        conn._last_error = _NO_ERROR
+        try:
+            conn._discard_pending(self)
+            sid, nparams, ncols = conn._conn.stmt_prepare(sql)
+        except Error as exc:
+            conn._note_error(exc)
+            raise
+        stmt = _Statement(sid, nparams, ncols)
+        cache[sql] = stmt
+        while len(cache) > max(conn.prepared_cache_size, 1):
+            _old_sql, old = cache.popitem(last=False)
+            conn._conn.stmt_close(old.id)
+        return stmt
+
+    def _execute_prepared(self, query, args, infile, attributes):
+        """:meth:`execute` in prepared mode (COM_STMT_EXECUTE); returns rowcount."""
+        conn = self._get_conn()
+        conn._last_error = _NO_ERROR     # as the text path
+        conn._sync_session()             # SET NAMES run as SQL: the cache was cleared
+        attrs = self._query_attributes(attributes) if (attributes is not None or
+                                                       self._attributes) else None
+        qcache = conn._qmark_cache
+        key = (query, args is None)
+        hit = qcache.get(key) if isinstance(query, (str, bytes)) else None
+        if hit is None:
+            if isinstance(query, str):
+                query = query.encode(conn.encoding)
+            elif not isinstance(query, (bytes, bytearray, memoryview)):
+                raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
+            hit = _to_qmark(bytes(query), args is not None)
+            if isinstance(key[0], (str, bytes)):
+                if len(qcache) >= 1024:
+                    qcache.clear()
+                qcache[key] = hit
+        sql, names = hit
+        if args is None:
+            params = ()
+        elif names is not None:
+            if not isinstance(args, Mapping):
+                raise ProgrammingError(0, "%(name)s placeholders need a mapping of parameters")
+            try:
+                params = tuple(args[k] for k in names)
+            except KeyError as e:
+                raise ProgrammingError(0, "missing parameter %s" % e) from None
+        elif isinstance(args, Mapping):
+            raise ProgrammingError(0, "a mapping of parameters needs %(name)s placeholders")
+        else:
+            params = tuple(_normalize_args(args))
+        stmt = self._statement(conn, sql)
+        if len(params) != stmt.nparams:
+            raise ProgrammingError(
+                0, "wrong number of parameters: the statement has %d placeholders but "
+                "%d parameters were given" % (stmt.nparams, len(params)))
+        if conn._closed:
+            raise conn._closed_error()
+        lock = conn._lock
+        if not lock.acquire(False):
+            raise _busy()
+        try:
+            self._clear()
+            conn._last_error = _NO_ERROR
+            conn._discard_pending(self)
+            conn._owner = weakref.ref(self)
+            self._set_executed_lazily(self, conn, "one", query, args)
+            core = conn._conn
+            if infile is not None:
+                conn._pending_infile = infile
+            try:
+                field_count, stmt.types = core.stmt_execute(
+                    stmt.id, params, stmt.types, cursor=self._server_cursor,
+                    long_data_threshold=conn.long_data_threshold, encoding=conn.encoding,
+                    attributes=attrs)
+            finally:
+                conn._pending_infile = None
+            self._stmt = stmt
+            self._read_result(core, field_count)
+            return self.rowcount
+        except Error as exc:
+            conn._note_error(exc)
+            raise
+        finally:
+            lock.release()
+
+    def _executemany_prepared(self, query, args):
+        """:meth:`executemany` in prepared mode: COM_STMT_BULK_EXECUTE where it applies,
+        else one COM_STMT_EXECUTE per parameter set."""
+        if args is None:
+            return None
+        rows = list(args)
+        if not rows:
+            return None
+        conn = self._get_conn()
+        if isinstance(query, str):
+            query = query.encode(conn.encoding)
+        sql, names = _to_qmark(bytes(query), True)
+        if names is None and not self._server_cursor and all(
+                isinstance(r, (tuple, list)) for r in rows):
+            stmt = self._statement(conn, sql)
+            for r in rows:
+                if len(r) != stmt.nparams:
+                    raise ProgrammingError(
+                        0, "wrong number of parameters: the statement has %d placeholders "
+                        "but %d parameters were given" % (stmt.nparams, len(r)))
+            total = _bulk_execute(self, conn, stmt, rows, exact=False)
+            if total is not None:
+                self._set_executed_lazily(self, conn, "many", query, rows)
+                return total
+        total = 0
+        for params in rows:
+            total += max(self.execute(query, params), 0)
+        self.rowcount = total
+        self._set_executed_lazily(self, conn, "many", query, rows)
         return total
 
     def callproc(self, procname: Union[str, bytes],
@@ -771,7 +952,6 @@ class BaseCursor:
         ProgrammingError
             No statement with a result set was executed.
         """
-        from .columnar import arrow_table
         self._check_executed()
         return arrow_table(self, batch_size, decimal, progress)
 
@@ -781,7 +961,6 @@ class BaseCursor:
         """The remaining rows as a ``pyarrow.RecordBatchReader`` of batches of at most
         `batch_size` rows (default 65536), read from the socket as the reader is
         consumed (on unbuffered cursors).  Options as :meth:`fetch_arrow_table`."""
-        from .columnar import record_batches
         self._check_executed()
         return record_batches(self, batch_size, decimal, progress)
 
@@ -791,7 +970,6 @@ class BaseCursor:
         """The remaining rows as a :class:`mysqlc.columnar.ArrowStream`: an object
         with ``__arrow_c_stream__`` (the Arrow PyCapsule Interface) that pyarrow,
         polars, DuckDB or nanoarrow consume; needs none of them itself."""
-        from .columnar import ArrowStream
         self._check_executed()
         return ArrowStream(self, batch_size, decimal=decimal, progress=progress)
 
@@ -817,7 +995,6 @@ class BaseCursor:
         return self._columnar("polars", "fetch_polars()", decimal, progress)
 
     def _columnar(self, return_type, what, decimal, progress):
-        from .columnar import _Collected, _need, convert
         self._check_executed()
         _need({"pandas": "pyarrow"}.get(return_type, return_type), what)
         return convert(_Collected.read(self, None, decimal, progress), return_type, what)
@@ -827,8 +1004,7 @@ class BaseCursor:
         """Bulk-load `data` into `table`; see :func:`mysqlc.bulk.load_table` for the
         accepted data (Arrow, pandas/polars DataFrames, iterables of tuples), the
         options and the errors.  Returns the number of rows loaded."""
-        from .bulk import load_table
-        return load_table(self, table, data, columns, **options)
+        return _bulk.load_table(self, table, data, columns, **options)
 
     def setinputsizes(self, *args: Any) -> None:
         """Does nothing (PEP 249)."""
@@ -904,6 +1080,7 @@ class SSCursor(BaseCursor):
     """
 
     _unbuffered = True
+    _server_cursor = True
 
     def _read_result(self, core, field_count):
         self._keys = None
@@ -922,6 +1099,11 @@ class SSCursor(BaseCursor):
             self._streaming = False
         self.rownumber = 0
         self.warning_count = core.warning_count
+        if self._prepared and self._server_cursor:
+            self._buffer = []    # rows of the last COM_STMT_FETCH not returned yet
+            if field_count > 0:
+                # the server streams the rows at once when it opens no cursor
+                self._streaming = _FETCH if core.cursor_open else core.rows_pending
 
     #: bytes of row packets one internal read-ahead batch (iteration, scroll) holds at
     #: most: rows of MiB-sized BLOBs come a few at a time, small rows hundreds at once
@@ -930,7 +1112,8 @@ class SSCursor(BaseCursor):
     def _pull(self, n, max_bytes=0):
         """Up to `n` rows (all when n < 0) from the wire, fewer once they add up to
         `max_bytes` of packets (when > 0); [] when done."""
-        if not getattr(self, "_streaming", False):
+        streaming = getattr(self, "_streaming", False)
+        if not streaming:
             return []
         conn = self._get_conn()
         if not conn._is_owner(self):
@@ -939,6 +1122,8 @@ class SSCursor(BaseCursor):
             self._streaming = False
             return []
         core = conn._conn
+        if streaming is _FETCH and not core.rows_pending:
+            return self._fetch_from_server_cursor(core, n)
         try:
             rows = core.fetch(n, self._keys, max_bytes)
         except Error as exc:
@@ -949,6 +1134,26 @@ class SSCursor(BaseCursor):
             self.rowcount = self.rownumber + len(rows)
             self.warning_count = core.warning_count
         return rows
+
+    def _fetch_from_server_cursor(self, core, n):
+        """Up to `n` rows (all when n < 0) of the prepared statement's server-side
+        cursor, fetched in batches of :attr:`arraysize` (COM_STMT_FETCH)."""
+        out = []
+        buf = self._buffer
+        while n < 0 or len(out) < n:
+            if not buf:
+                if not core.cursor_open:
+                    break
+                buf.extend(core.stmt_fetch(max(self.arraysize, 1), self._keys))
+                if not buf:
+                    break
+            take = len(buf) if n < 0 else min(n - len(out), len(buf))
+            out.extend(buf[:take])
+            del buf[:take]
+        if not buf and not core.cursor_open:
+            self._streaming = False
+            self.rowcount = self.rownumber + len(out)
+        return out
 
     def fetchone(self) -> Optional[tuple[Any, ...]]:
         """Next row from the socket, or None at the end."""
@@ -1209,234 +1414,38 @@ def _bulk_execute(cursor, conn, stmt, rows, exact):
     return total
 
 
-class _PreparedMixin:
-    """Runs ``execute`` through COM_STMT_PREPARE / COM_STMT_EXECUTE (binary
-    protocol) with the connection's LRU statement cache.  Placeholders are ``%s``
-    (or ``%(name)s`` with a mapping, or ``?``); parameters are encoded in C in the
-    binary format and never quoted into the SQL text.  Metadata of parameter types
-    is re-sent only when the types change.  User converters for field types apply
-    to string-typed values only with the binary protocol (numbers and temporal
-    values are decoded from their binary form)."""
+# The prepared classes: the four above in prepared mode (BaseCursor._set_prepared), kept
+# as names of their own for code that names them (and for isinstance); they add no code.
+
+class PreparedCursor(Cursor):
+    """:class:`Cursor` in prepared mode: buffered, over server-side prepared statements
+    (binary protocol); what ``connection.cursor(prepared=True)`` returns with the
+    default cursor class."""
 
     _prepared = True
 
-    def _statement(self, conn, sql):
-        if conn._stmt_stale:
-            conn._drop_statements(self)
-        cache = conn._stmt_cache
-        stmt = cache.get(sql)
-        if stmt is not None:
-            cache.move_to_end(sql)
-            return stmt
-        conn._check_closed()
-        conn._last_error = _NO_ERROR
-        try:
-            conn._discard_pending(self)
-            sid, nparams, ncols = conn._conn.stmt_prepare(sql)
-        except Error as exc:
-            conn._note_error(exc)
-            raise
-        stmt = _Statement(sid, nparams, ncols)
-        cache[sql] = stmt
-        while len(cache) > max(conn.prepared_cache_size, 1):
-            _old_sql, old = cache.popitem(last=False)
-            conn._conn.stmt_close(old.id)
-        return stmt
 
-    def execute(self, query: Union[str, bytes], args: _Args = None, *,
-                infile: Optional[_Infile] = None,
-                attributes: Union[Mapping[str, Any], Iterable[tuple[str, Any]], None] = None
-                ) -> int:
-        """Execute `query` as a prepared statement with `args` (see the class
-        docstring).  Returns :attr:`rowcount`.  `attributes`: query attributes as
-        for :meth:`Cursor.execute`, sent in COM_STMT_EXECUTE after the parameters
-        (PARAMETER_COUNT_AVAILABLE; NotSupportedError without
-        CLIENT_QUERY_ATTRIBUTES).
+class PreparedDictCursor(DictCursor):
+    """:class:`DictCursor` in prepared mode (``connection.cursor(DictCursor,
+    prepared=True)``)."""
 
-        Raises
-        ------
-        ProgrammingError
-            Wrong number of parameters (naming both counts), unsupported type.
-        OperationalError
-            ``(2020, ...)`` before anything is sent, as for :meth:`Cursor.execute`,
-            when the COM_STMT_EXECUTE packet, or a value sent as long data (values
-            longer than ``connection.long_data_threshold``, sent in chunks below the
-            limit), is not smaller than ``max_allowed_packet``.
-        """
-        conn = self._get_conn()
-        conn._last_error = _NO_ERROR     # as BaseCursor.execute
-        conn._sync_session()             # SET NAMES run as SQL: the cache was cleared
-        attrs = self._query_attributes(attributes) if (attributes is not None or
-                                                       self._attributes) else None
-        qcache = conn._qmark_cache
-        key = (query, args is None)
-        hit = qcache.get(key) if isinstance(query, (str, bytes)) else None
-        if hit is None:
-            if isinstance(query, str):
-                query = query.encode(conn.encoding)
-            elif not isinstance(query, (bytes, bytearray, memoryview)):
-                raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
-            hit = _to_qmark(bytes(query), args is not None)
-            if isinstance(key[0], (str, bytes)):
-                if len(qcache) >= 1024:
-                    qcache.clear()
-                qcache[key] = hit
-        sql, names = hit
-        if args is None:
-            params = ()
-        elif names is not None:
-            if not isinstance(args, Mapping):
-                raise ProgrammingError(0, "%(name)s placeholders need a mapping of parameters")
-            try:
-                params = tuple(args[k] for k in names)
-            except KeyError as e:
-                raise ProgrammingError(0, "missing parameter %s" % e) from None
-        elif isinstance(args, Mapping):
-            raise ProgrammingError(0, "a mapping of parameters needs %(name)s placeholders")
-        else:
-            params = tuple(_normalize_args(args))
-        stmt = self._statement(conn, sql)
-        if len(params) != stmt.nparams:
-            raise ProgrammingError(
-                0, "wrong number of parameters: the statement has %d placeholders but "
-                "%d parameters were given" % (stmt.nparams, len(params)))
-        if conn._closed:
-            raise conn._closed_error()
-        lock = conn._lock
-        if not lock.acquire(False):
-            raise _busy()
-        try:
-            self._clear()
-            conn._last_error = _NO_ERROR
-            conn._discard_pending(self)
-            conn._owner = weakref.ref(self)
-            self._set_executed_lazily(self, conn, "one", query, args)
-            core = conn._conn
-            if infile is not None:
-                conn._pending_infile = infile
-            try:
-                field_count, stmt.types = core.stmt_execute(
-                    stmt.id, params, stmt.types, cursor=self._server_cursor,
-                    long_data_threshold=conn.long_data_threshold, encoding=conn.encoding,
-                    attributes=attrs)
-            finally:
-                conn._pending_infile = None
-            self._stmt = stmt
-            self._read_result(core, field_count)
-            return self.rowcount
-        except Error as exc:
-            conn._note_error(exc)
-            raise
-        finally:
-            lock.release()
-
-    def executemany(self, query: Union[str, bytes],
-                    args: Iterable[Union[Sequence[Any], Mapping[str, Any]]]) -> Optional[int]:
-        """Execute the prepared statement for every parameter set in `args`.
-
-        With MariaDB (COM_STMT_BULK_EXECUTE advertised) all sets go in as few
-        commands as fit ``max_allowed_packet``, when every column's values share
-        one binary type; otherwise one COM_STMT_EXECUTE per set reuses the
-        statement.  Returns the total of affected rows (None for no sets)."""
-        if args is None:
-            return None
-        rows = list(args)
-        if not rows:
-            return None
-        conn = self._get_conn()
-        if isinstance(query, str):
-            query = query.encode(conn.encoding)
-        sql, names = _to_qmark(bytes(query), True)
-        if names is None and not self._server_cursor and all(
-                isinstance(r, (tuple, list)) for r in rows):
-            stmt = self._statement(conn, sql)
-            for r in rows:
-                if len(r) != stmt.nparams:
-                    raise ProgrammingError(
-                        0, "wrong number of parameters: the statement has %d placeholders "
-                        "but %d parameters were given" % (stmt.nparams, len(r)))
-            total = _bulk_execute(self, conn, stmt, rows, exact=False)
-            if total is not None:
-                self._set_executed_lazily(self, conn, "many", query, rows)
-                return total
-        total = 0
-        for params in rows:
-            total += max(self.execute(query, params), 0)
-        self.rowcount = total
-        self._set_executed_lazily(self, conn, "many", query, rows)
-        return total
-
-    _server_cursor = False
+    _prepared = True
 
 
-class PreparedCursor(_PreparedMixin, Cursor):
-    """Buffered cursor over server-side prepared statements (binary protocol)."""
+class PreparedSSCursor(SSCursor):
+    """:class:`SSCursor` in prepared mode (``connection.cursor(SSCursor,
+    prepared=True)``): rows are read through a read-only server-side cursor
+    (CURSOR_TYPE_READ_ONLY) and arrive with COM_STMT_FETCH in batches of
+    :attr:`arraysize` (default 100 for this mode), so memory is bounded by one batch
+    and, unlike :class:`SSCursor`, other statements may run on the connection between
+    fetches only after this cursor is exhausted or closed."""
+
+    _prepared = True
 
 
-class PreparedDictCursor(_PreparedMixin, DictCursor):
-    """Buffered dict cursor over server-side prepared statements."""
-
-
-class PreparedSSCursor(_PreparedMixin, SSCursor):
-    """Prepared statements read through a read-only server-side cursor
-    (CURSOR_TYPE_READ_ONLY): rows arrive with COM_STMT_FETCH in batches of
-    :attr:`arraysize` (default 100 for this class), so memory is bounded by one
-    batch and, unlike :class:`SSCursor`, other statements may run on the
-    connection between fetches only after this cursor is exhausted or closed."""
-
-    _server_cursor = True
-
-    def __init__(self, connection):
-        super().__init__(connection)
-        self.arraysize = 100
-
-    def _read_result(self, core, field_count):
-        super()._read_result(core, field_count)
-        self._buffer = []
-        if field_count > 0:
-            self._streaming = core.cursor_open or core.rows_pending
-
-    def _pull(self, n, max_bytes=0):
-        if not getattr(self, "_streaming", False):
-            return []
-        conn = self._get_conn()
-        if not conn._is_owner(self):
-            if not conn.open:
-                raise _lost_rows_error(conn)
-            self._streaming = False
-            return []
-        core = conn._conn
-        if core.rows_pending:           # the server sent the rows without a cursor
-            return SSCursor._pull(self, n, max_bytes)
-        out = []
-        buf = self._buffer
-        while n < 0 or len(out) < n:
-            if not buf:
-                if not core.cursor_open:
-                    break
-                buf.extend(core.stmt_fetch(max(self.arraysize, 1), self._keys))
-                if not buf:
-                    break
-            take = len(buf) if n < 0 else min(n - len(out), len(buf))
-            out.extend(buf[:take])
-            del buf[:take]
-        if not buf and not core.cursor_open:
-            self._streaming = False
-            self.rowcount = self.rownumber + len(out)
-        return out
-
-
-class PreparedSSDictCursor(PreparedSSCursor):
-    """:class:`PreparedSSCursor` returning dicts."""
-
-    if TYPE_CHECKING:   # the row type, for type checkers only
-        def fetchone(self) -> Optional[dict[str, Any]]: ...  # type: ignore[override]
-        def fetchmany(self, size: Optional[int] = None) -> list[dict[str, Any]]: ...  # type: ignore[override]
-        def fetchall(self) -> list[dict[str, Any]]: ...  # type: ignore[override]
-        def __iter__(self) -> Iterator[dict[str, Any]]: ...  # type: ignore[override]
-        def __next__(self) -> dict[str, Any]: ...
-
-    _row_keys = DictCursor._row_keys
+class PreparedSSDictCursor(PreparedSSCursor, SSDictCursor):
+    """:class:`SSDictCursor` in prepared mode (:class:`PreparedSSCursor` returning
+    dicts)."""
 
 
 _PREPARED = {Cursor: PreparedCursor, DictCursor: PreparedDictCursor,
@@ -1444,17 +1453,26 @@ _PREPARED = {Cursor: PreparedCursor, DictCursor: PreparedDictCursor,
 
 
 def prepared_variant(cls: type[BaseCursor]) -> type[BaseCursor]:
-
-    """The prepared-statement counterpart of cursor class `cls`."""
-    if issubclass(cls, _PreparedMixin):
+    """The prepared-mode class of cursor class `cls`: the ``Prepared*`` class of the
+    four standard classes, `cls` itself when it is in prepared mode already, else a
+    subclass of `cls` that only sets the mode.  (``connection.cursor(cls,
+    prepared=True)`` needs none: it sets the mode on the cursor.)"""
+    _check_cursor_class(cls)
+    if cls._prepared:
         return cls
-    for base in cls.__mro__:
-        if base in _PREPARED:
-            target = _PREPARED[base]
-            if base is cls:
-                return target
-            return type("Prepared" + cls.__name__, (_PreparedMixin, cls),
-                        {"_server_cursor": issubclass(cls, SSCursor),
-                         "_pull": target._pull, "_read_result": target._read_result}
-                        if issubclass(cls, SSCursor) else {})
-    raise ProgrammingError(0, "no prepared variant of %r" % (cls,))
+    return _PREPARED.get(cls) or type("Prepared" + cls.__name__, (cls,), {"_prepared": True})
+
+
+def _check_cursor_class(cls):
+    if not (isinstance(cls, type) and issubclass(cls, BaseCursor)):
+        raise ProgrammingError(0, "no prepared variant of %r" % (cls,))
+
+
+def _prepared_cursor(cls, connection):
+    """``connection.cursor(cls, prepared=True)``: a cursor of the ``Prepared*`` class of
+    one of the four standard classes, or of `cls` put in prepared mode."""
+    _check_cursor_class(cls)
+    cur = _PREPARED.get(cls, cls)(connection)
+    if not cur._prepared:
+        cur._set_prepared()
+    return cur

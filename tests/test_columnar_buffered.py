@@ -25,7 +25,7 @@ IDS = [c.__name__ for c in BUFFERED]
 
 
 def _protocol(cls):
-    return "binary" if issubclass(cls, C._PreparedMixin) else "text"
+    return "binary" if cls._prepared else "text"
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def test_rows_equal_the_streamed_rows(wide, cls):
     conn, _cases, sql = wide
     ss = conn.cursor(C.prepared_variant(C.SSDictCursor if issubclass(cls, C.DictCursor)
                                         else C.SSCursor)
-                     if issubclass(cls, C._PreparedMixin)
+                     if cls._prepared
                      else (C.SSDictCursor if issubclass(cls, C.DictCursor) else C.SSCursor))
     ss.execute(sql)
     want = tuple(ss.fetchall())

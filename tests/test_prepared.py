@@ -59,7 +59,7 @@ def _both(conn, sql, args=None, cursorclass=None):
     tdesc = tcur.description
     tcur.close()
     pcur = conn.cursor(cursorclass, prepared=True)
-    assert isinstance(pcur, mysqlc.cursors._PreparedMixin)
+    assert pcur._prepared
     pcur.execute(sql, args)
     binary = list(pcur.fetchall())
     pdesc = pcur.description
@@ -429,7 +429,7 @@ def test_dict_cursor_prepared(conn):
     cur.execute("INSERT INTO db2 VALUES (1, 1.5), (2, -0.25)")
     dcur = conn.cursor(mysqlc.cursors.DictCursor, prepared=True)
     assert isinstance(dcur, mysqlc.cursors.DictCursor)
-    assert isinstance(dcur, mysqlc.cursors._PreparedMixin)
+    assert dcur._prepared
     dcur.execute("SELECT da.id, name, db2.id, v FROM da JOIN db2 ON da.id = db2.id "
                  "WHERE da.id >= %s ORDER BY da.id", (1,))
     rows = dcur.fetchall()
@@ -441,6 +441,51 @@ def test_dict_cursor_prepared(conn):
     # cursorclass= on the connection, prepared=True on cursor()
     c2 = mysqlc.cursors.prepared_variant(mysqlc.cursors.DictCursor)
     assert c2 is mysqlc.cursors.PreparedDictCursor
+
+
+def _status(conn, name):
+    cur = conn.cursor()
+    cur.execute("SHOW SESSION STATUS LIKE %s", (name,))
+    return int(cur.fetchone()[1])
+
+
+def test_prepared_is_a_mode_of_any_cursor_class(conn):
+    """prepared=True on a class of the user's own puts a cursor of that very class in
+    prepared mode (no class made per call); the four standard classes give their
+    Prepared* names, which are subclasses that only set the mode."""
+    C = mysqlc.cursors
+
+    class Mine(C.SSDictCursor):
+        pass
+
+    cur = conn.cursor(Mine, prepared=True)
+    assert type(cur) is Mine and cur._prepared
+    assert cur.arraysize == 100          # a server-side cursor's COM_STMT_FETCH batch
+    assert not conn.cursor(Mine)._prepared
+    executes = _status(conn, "Com_stmt_execute")
+    fetches = _status(conn, "Com_stmt_fetch")
+    cur.execute("SELECT seq AS n FROM seq_1_to_250 WHERE seq > %s", (0,))
+    assert cur.fetchone() == {"n": 1}
+    assert len(cur.fetchall()) == 249 and cur.rowcount == 250
+    cur.close()
+    assert _status(conn, "Com_stmt_execute") == executes + 1
+    assert _status(conn, "Com_stmt_fetch") - fetches == 3    # 100 + 100 + 50 rows
+
+    for cls, prepared in [(C.Cursor, C.PreparedCursor), (C.DictCursor, C.PreparedDictCursor),
+                          (C.SSCursor, C.PreparedSSCursor),
+                          (C.SSDictCursor, C.PreparedSSDictCursor)]:
+        made = conn.cursor(cls, prepared=True)
+        assert type(made) is prepared and isinstance(made, cls) and made._prepared
+        assert type(conn.cursor(prepared)) is prepared and conn.cursor(prepared)._prepared
+        assert C.prepared_variant(cls) is prepared and C.prepared_variant(prepared) is prepared
+        own = {k for k in prepared.__dict__ if not k.startswith("__")}
+        assert own <= {"_prepared"}, own     # the flag and nothing else
+    assert issubclass(C.PreparedSSDictCursor, C.PreparedSSCursor)
+    assert not issubclass(C.PreparedDictCursor, C.PreparedCursor)
+    variant = C.prepared_variant(Mine)
+    assert issubclass(variant, Mine) and variant._prepared and not Mine._prepared
+    with pytest.raises(mysqlc.ProgrammingError, match="no prepared variant"):
+        conn.cursor(object, prepared=True)
 
 
 def test_cursor_attributes_after_prepared_select(conn):

@@ -175,7 +175,7 @@ def test_dialect_and_driver(engine, target):
         dbapi_conn = conn.connection.dbapi_connection
         assert isinstance(dbapi_conn, mysqlc.Connection)
         result = conn.execute(text("SELECT 1"))
-        assert isinstance(result.cursor, mysqlc.cursors._PreparedMixin) \
+        assert result.cursor._prepared \
             == bool(options.get("prepared"))
         result.close()
         # CLIENT.FOUND_ROWS requested by both dialects (sane rowcount)

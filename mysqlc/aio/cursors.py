@@ -67,6 +67,17 @@ class BaseCursor:
         return _RecordBatches(self._worker,
                               self._sync_obj.fetch_record_batches(batch_size, **kwargs))
 
+    async def close(self) -> None:
+        """Awaitable :meth:`mysqlc.cursors.BaseCursor.close`: unread results of this
+        cursor's statement are drained (in the connection's greenlet); with none, it
+        closes at once."""
+        cur = self._sync_obj
+        conn = cur.connection
+        if conn is not None and conn._conn is not None and conn._conn.open and conn._pending():
+            await self._worker.run(cur.close)
+        else:
+            cur.close()
+
     def __await__(self) -> Any:
         # ``cur = await conn.cursor()`` (aiomysql's cursor() is awaitable) gives the cursor
         return self
@@ -89,7 +100,7 @@ class BaseCursor:
 
 
 install(BaseCursor, _sync.BaseCursor,
-        awaited=("execute", "executemany", "callproc", "nextset", "close",
+        awaited=("execute", "executemany", "callproc", "nextset",
                  "fetch_arrow_table", "fetchnumpy", "fetch_df", "fetch_polars",
                  "load_table"),
         plain=("mogrify", "setinputsizes", "setoutputsize", "add_attribute",

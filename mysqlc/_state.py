@@ -1,0 +1,18 @@
+"""Command state shared by a connection and its cursors (docs/architecture.md,
+"Python layer": this module imports nothing of mysqlc but :mod:`mysqlc.errors`)."""
+
+from __future__ import annotations
+
+from .errors import ProgrammingError
+
+#: ``(errno, message, sqlstate)`` of a connection whose last command succeeded
+#: (mysqlclient's ``errno()``, ``error()``, ``sqlstate()`` then give these).
+_NO_ERROR = (0, "", "00000")
+
+
+def _busy():
+    """The error of a command started while another thread holds the connection's
+    lock (PEP 249 ``threadsafety = 1``: connections are not shared between threads)."""
+    return ProgrammingError(
+        0, "this connection is being used by another thread; connections cannot be "
+        "shared between threads at once (threadsafety = 1)")

@@ -544,12 +544,13 @@ def _in_transaction(conn):
 
 
 def _at_rest(conn):
-    """No result left unread on the wire: the next command can be sent as it is."""
+    """No result left unread on the wire (the sync connection's own test,
+    ``Connection._pending``): the next command can be sent as it is.  A connection
+    whose state cannot be read (closed underneath) counts as not at rest."""
     try:
-        core = _core(conn)
-        return not (core.rows_pending or core.more_results or core.cursor_open)
+        return not conn.sync._pending()
     except Exception:
-        return not conn.closed
+        return False
 
 
 def _close_quietly(conn):

@@ -39,6 +39,9 @@ napoleon_use_ivar = True          # "Attributes" sections: fields, not a second 
 # an inherited docstring (SQLAlchemy's, for the dialects) is not about mysqlc
 autodoc_inherit_docstrings = False
 autodoc_member_order = "bysource"
+# the sync and asyncio APIs both have a Connection and a BaseCursor: an unqualified name
+# in a signature matches both ("more than one target found"); the link goes to the first
+suppress_warnings = ["ref.python"]
 autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": True}
 myst_heading_anchors = 3
 

@@ -11,6 +11,7 @@ follow aiomysql (``aiomysql.Connection``), which SQLAlchemy's asyncio adapter ex
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any, Callable, Optional
 
 from .. import connections, cursors as _sync_cursors
@@ -106,7 +107,7 @@ def _shell(name: str, doc_owner: type, mode: str) -> Callable[..., Any]:
             return getattr(self._sync_obj, name)(*args, **kwargs)
         what = "Plain call:"
     method.__name__ = method.__qualname__ = name
-    sync_doc = getattr(getattr(doc_owner, name, None), "__doc__", None) or ""
+    sync_doc = inspect.cleandoc(getattr(getattr(doc_owner, name, None), "__doc__", None) or "")
     method.__doc__ = "%s :meth:`%s.%s.%s`.\n\n%s" % (
         what, doc_owner.__module__, doc_owner.__name__, name, sync_doc)
     return method

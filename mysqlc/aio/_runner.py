@@ -36,14 +36,20 @@ CANCEL_BUDGET = 5.0
 _getcurrent = greenlet.getcurrent
 
 
-class _Request:
-    """What the greenlet switches out with: an awaitable for the runner."""
+class _Undrainable:
+    """What the greenlet switches out with when a cancellation must not wait for its
+    awaitable to finish (opening the socket, the KILL of a read timeout); other waits
+    switch out with the awaitable itself, and a finished call with its (ok, value)
+    tuple."""
 
-    __slots__ = ("awaitable", "drainable")
+    __slots__ = ("awaitable",)
 
-    def __init__(self, awaitable: Any, drainable: bool) -> None:
+    def __init__(self, awaitable: Any) -> None:
         self.awaitable = awaitable
-        self.drainable = drainable
+
+
+def _awaitable(msg: Any) -> Any:
+    return msg.awaitable if type(msg) is _Undrainable else msg
 
 
 def await_only(awaitable: Any, drainable: bool = True) -> Any:
@@ -55,7 +61,7 @@ def await_only(awaitable: Any, drainable: bool = True) -> Any:
     if type(current) is not _WorkerGreenlet:
         raise InterfaceError(0, "a mysqlc.aio connection was used outside its event loop "
                              "task (call it with await)")
-    return current.parent.switch(_Request(awaitable, drainable))
+    return current.parent.switch(awaitable if drainable else _Undrainable(awaitable))
 
 
 class _WorkerGreenlet(greenlet.greenlet):
@@ -105,9 +111,9 @@ class Worker:
             g = self._g
             g.parent = _getcurrent()
             msg = g.switch((fn, args, kwargs))
-            while type(msg) is _Request:
+            while type(msg) is not tuple:   # a wait: its awaitable is awaited here
                 try:
-                    value = await msg.awaitable
+                    value = await (msg.awaitable if type(msg) is _Undrainable else msg)
                 except asyncio.CancelledError:
                     if self.on_cancel is not None:
                         try:
@@ -129,7 +135,7 @@ class Worker:
     # ------------------------------------------------------------ used by on_cancel
 
     def resume(self, value: Any) -> Any:
-        """Switch back in with `value`; returns the next message (a _Request or the
+        """Switch back in with `value`; returns the next message (a wait or the
         (ok, value) result)."""
         g = self._g
         g.parent = _getcurrent()
@@ -150,16 +156,16 @@ class Worker:
         `abort()` ends the stream and the call is unwound with OperationalError.
         True when the call ended by itself."""
         loop = asyncio.get_running_loop()
-        while type(msg) is _Request:
+        while type(msg) is not tuple:
             left = deadline - loop.time()
-            if left <= 0 or not msg.drainable:
+            if left <= 0 or type(msg) is _Undrainable:
                 abort()
                 msg = self.throw(OperationalError(
                     2013, "Lost connection to server during query (the cancelled "
                     "command did not end in time: the connection was closed)"))
                 deadline = float("inf")   # unwinding needs no more waits
                 continue
-            fut = asyncio.ensure_future(msg.awaitable)
+            fut = asyncio.ensure_future(_awaitable(msg))
             if fut.cancelled():
                 # the wait the cancellation interrupted: resumed as a spurious wake-up
                 # (the transport waits again when its bytes are not there yet)

@@ -65,6 +65,13 @@ class StreamProtocol(asyncio.BufferedProtocol):
             return self._scratch
         return core._transport_buffer(sizehint)
 
+    def attach(self, core: Any) -> None:
+        """Give the received bytes to `core` from now on."""
+        self.core = core
+        # asyncio's selector transport looks get_buffer up on each read: the core's
+        # method itself then serves it (uvloop keeps the bound method it saw first)
+        self.get_buffer = core._transport_buffer   # type: ignore[method-assign]
+
     def buffer_updated(self, nbytes: int) -> None:
         core = self.core
         if core is None or self._state:
@@ -101,6 +108,7 @@ class StreamProtocol(asyncio.BufferedProtocol):
             _settle(drain, _DONE)
 
     def _end(self, state: int, err: int) -> None:
+        self.__dict__.pop("get_buffer", None)   # late bytes go to the scratch buffer
         if not self._state:
             self._state = state
             self.errno = err
@@ -124,6 +132,12 @@ class StreamProtocol(asyncio.BufferedProtocol):
             return _DONE
         if self._state:
             return self._state
+        if timeout < 0:   # the common case, inline: no timer
+            fut = self._waiter = self.loop.create_future()
+            try:
+                return await_only(fut)
+            finally:
+                self._waiter = None
         return self._await_status("_waiter", timeout)
 
     def _await_status(self, slot: str, timeout: float) -> int:

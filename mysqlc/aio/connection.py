@@ -16,8 +16,16 @@ from typing import Any, Callable, Optional
 
 from .. import connections, cursors as _sync_cursors
 from ..connections import _KILL_BUDGET
-from ._runner import CANCEL_BUDGET, Worker, await_only
+from ._runner import CANCEL_BUDGET, Worker, _Undrainable, await_only
 from ._transport import open_stream
+
+
+def _shell_for(cls: type) -> type:
+    # mysqlc.aio.cursors imports this module: bound on first use, not imported per call
+    global _shell_for
+    from .cursors import shell_for
+    _shell_for = shell_for
+    return shell_for(cls)
 
 
 class _Engine(connections.Connection):
@@ -32,7 +40,7 @@ class _Engine(connections.Connection):
         loop = asyncio.get_running_loop()
         proto = await_only(open_stream(loop, host, port, unix_socket, timeout),
                            drainable=False)
-        proto.core = core
+        proto.attach(core)
         self._proto = proto
         return proto
 
@@ -63,7 +71,7 @@ async def _stop_cancelled(worker: Worker, msg: Any) -> None:
         if proto is not None:
             proto.close()
 
-    if core is None or not core.open or not msg.drainable:
+    if core is None or not core.open or type(msg) is _Undrainable:
         await worker.finish(msg, loop.time(), abort)
         return
     # the side connection may use the whole budget: MariaDB's KILL QUERY of a thread in
@@ -95,8 +103,9 @@ def _shell(name: str, doc_owner: type, mode: str) -> Callable[..., Any]:
     greenlet (mode "io"), at once inside a coroutine ("now": no I/O, but awaitable as
     in aiomysql), or as a plain call ("plain")."""
     if mode == "io":
-        async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return await self._worker.run(getattr(self._sync_obj, name), *args, **kwargs)
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:   # type: ignore[misc]
+            # returns Worker.run's coroutine: awaitable, without a frame of its own
+            return self._worker.run(getattr(self._sync_obj, name), *args, **kwargs)
         what = "Awaitable"
     elif mode == "now":
         async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -180,8 +189,7 @@ class Connection:
         one of :mod:`mysqlc.aio.cursors`' classes, or a sync cursor class of
         :mod:`mysqlc.cursors` (its asyncio shell is chosen).  `prepared` as in
         :meth:`mysqlc.connections.Connection.cursor`.  Use it with ``async with``."""
-        from .cursors import shell_for
-        shell = shell_for(cls or self._cursorclass)
+        shell = _shell_for(cls or self._cursorclass)
         return shell(self, self._sync_obj.cursor(shell._sync_class, prepared))
 
     def close(self) -> None:

@@ -145,8 +145,10 @@ class _AcquireContext:
 
     async def __aexit__(self, exc_type, exc, tb):
         conn, self._conn = self._conn, None
-        # the reset runs as its own task: cancelling the block's task does not stop it
-        await asyncio.shield(self._pool.release(conn))
+        resetting = self._pool._release(conn)
+        if resetting is not None:
+            # the reset runs as its own task: cancelling the block's task does not stop it
+            await asyncio.shield(resetting)
 
 
 class Pool:
@@ -279,7 +281,10 @@ class Pool:
                 return await self._connect()   # gives the room back itself on failure
             conn, idle = grant
             try:
-                usable = await self._usable(conn, idle)
+                verdict = self._verdict(conn, idle)
+                if verdict == "ok":
+                    return conn
+                usable = await self._usable(conn, idle, verdict)
             except BaseException:
                 self._give_back(grant)
                 raise
@@ -320,17 +325,30 @@ class Pool:
         self._used.add(conn)
         return conn
 
-    async def _usable(self, conn, idle_since):
-        """The checks of a free connection at acquire; False means it has been closed."""
+    def _verdict(self, conn, idle_since):
+        """What a free connection needs at acquire, decided without I/O: "ok", "closed"
+        (closed or not at rest: it is closed now), "recycle" (too old), "ping" (idle
+        too long)."""
         if conn.closed or not _at_rest(conn):
             _close_quietly(conn)
-            return False
+            return "closed"
         now = self._loop.time()
         if self._recycle is not None and self._recycle > -1 and \
                 now - self._born.get(conn, now) > self._recycle:
+            return "recycle"
+        if self._ping_idle is not None and now - idle_since > self._ping_idle:
+            return "ping"
+        return "ok"
+
+    async def _usable(self, conn, idle_since, verdict=None):
+        """The checks of a free connection at acquire; False means it has been closed."""
+        verdict = verdict or self._verdict(conn, idle_since)
+        if verdict == "closed":
+            return False
+        if verdict == "recycle":
             await _quit(conn)
             return False
-        if self._ping_idle is not None and now - idle_since > self._ping_idle:
+        if verdict == "ping":
             try:
                 await conn.ping()
             except Exception:
@@ -375,10 +393,17 @@ class Pool:
         ValueError
             `conn` is not out from this pool (released twice, or never acquired from it).
         """
-        fut = self._loop.create_future() if self._loop is not None else None
+        resetting = self._release(conn)
+        if resetting is not None:
+            return resetting
+        return _done(self._loop.create_future() if self._loop is not None else None)
+
+    def _release(self, conn):
+        """release() without the awaitable: None when the connection is back (or
+        closed) already, else the task rolling back its transaction."""
         if conn in self._terminated:
             self._terminated.discard(conn)
-            return _done(fut)
+            return None
         if conn not in self._used:
             raise ValueError("connection %r is not acquired from this pool" % (conn,))
         self._used.discard(conn)
@@ -386,7 +411,7 @@ class Pool:
             self._resetting.add(conn)
             return self._loop.create_task(self._reset(conn))
         self._returned(conn)
-        return _done(fut)
+        return None
 
     async def _reset(self, conn):
         try:

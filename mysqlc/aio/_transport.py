@@ -23,6 +23,11 @@ from ._runner import await_only
 
 _DONE, _TIMEOUT, _EOF, _ERROR = 0, 1, 2, 3
 
+#: bytes received while the engine did not ask for any (an unbuffered result it reads
+#: row by row) after which reading pauses until its next wait(): the kernel's socket
+#: buffers then hold the server back, as with the blocking transport
+HIGH_WATER = 1 << 20
+
 
 def _settle(fut: "asyncio.Future[int]", status: int) -> None:
     if not fut.done():
@@ -50,6 +55,8 @@ class StreamProtocol(asyncio.BufferedProtocol):
         self._waiter: Optional[asyncio.Future[int]] = None
         self._drain: Optional[asyncio.Future[int]] = None
         self._paused = False         # asyncio asked us to stop writing (pause_writing)
+        self._unasked = 0            # bytes received since the engine last waited
+        self._held = False           # reading paused at HIGH_WATER
         self._early = bytearray()    # bytes received before the core attached
         self._scratch = bytearray(4096)
 
@@ -78,6 +85,11 @@ class StreamProtocol(asyncio.BufferedProtocol):
         waiter = self._waiter
         if waiter is not None:
             _settle(waiter, _DONE)
+        else:
+            self._unasked += nbytes
+            if self._unasked > HIGH_WATER and not self._held and self.transport is not None:
+                self._held = True
+                self.transport.pause_reading()
 
     def eof_received(self) -> bool:
         self._end(_EOF, 0)
@@ -123,6 +135,11 @@ class StreamProtocol(asyncio.BufferedProtocol):
             return _DONE
         if self._state:
             return self._state
+        self._unasked = 0
+        if self._held:
+            self._held = False
+            if self.transport is not None:
+                self.transport.resume_reading()
         fut = self.loop.create_future()
         self._waiter = fut
         timer = self.loop.call_later(timeout, _settle, fut, _TIMEOUT) if timeout >= 0 else None

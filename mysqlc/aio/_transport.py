@@ -56,6 +56,7 @@ class StreamProtocol(asyncio.BufferedProtocol):
         self._drain: Optional[asyncio.Future[int]] = None
         self._paused = False         # asyncio asked us to stop writing (pause_writing)
         self._unasked = 0            # bytes received since the engine last waited
+        self._exc: Optional[BaseException] = None   # what the engine raised receiving
         self._held = False           # reading paused at HIGH_WATER
         self._early = bytearray()    # bytes received before the core attached
         self._scratch = bytearray(4096)
@@ -80,6 +81,7 @@ class StreamProtocol(asyncio.BufferedProtocol):
         try:
             core._transport_received(nbytes)
         except BaseException as exc:   # a TLS or inflate error: the engine closed itself
+            self._exc = exc            # raised by the engine's wait() (its own error)
             self._end(_ERROR, getattr(exc, "errno", None) or _errno.EPROTO)
             return
         waiter = self._waiter
@@ -134,7 +136,7 @@ class StreamProtocol(asyncio.BufferedProtocol):
             self._feed_early()
             return _DONE
         if self._state:
-            return self._state
+            return self._raise_or(self._state)
         self._unasked = 0
         if self._held:
             self._held = False
@@ -144,11 +146,21 @@ class StreamProtocol(asyncio.BufferedProtocol):
         self._waiter = fut
         timer = self.loop.call_later(timeout, _settle, fut, _TIMEOUT) if timeout >= 0 else None
         try:
-            return await_only(fut)
+            return self._raise_or(await_only(fut))
         finally:
             self._waiter = None
             if timer is not None:
                 timer.cancel()
+
+    def _raise_or(self, status: int) -> int:
+        """`status`, or the exception the engine raised on received bytes (2027 for a
+        malformed compressed frame, a TLS error...) once: the caller sees the engine's
+        error, not a lost connection."""
+        exc = self._exc
+        if exc is not None:
+            self._exc = None
+            raise exc
+        return status
 
     def write(self, data: bytes, timeout: float, block: int) -> int:
         """Called by the engine with bytes for the server: 0 once asyncio took them (and,

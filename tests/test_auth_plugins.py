@@ -39,6 +39,10 @@ import threading
 import pytest
 
 import mysqlc
+
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 try:                # the scripted-peer helpers (tests/_peer.py)
     from _peer import (
         CLIENT_CONNECT_ATTRS, CLIENT_CONNECT_WITH_DB, CLIENT_DEPRECATE_EOF, CLIENT_LONG_FLAG,

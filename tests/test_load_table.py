@@ -20,6 +20,9 @@ import pytest
 import mysqlc
 from mysqlc import _core
 
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 D = decimal.Decimal
 TD = dt.timedelta
 

@@ -30,6 +30,9 @@ import mysqlc.cursors
 from mysqlc._infile_sql import local_infile_names
 from mysqlc.constants import CLIENT
 
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSV = b"1,one\n2,two\n3,three\n"
 LOAD = ("LOAD DATA LOCAL INFILE %s INTO TABLE li FIELDS TERMINATED BY ',' "

@@ -3,27 +3,34 @@
 A module opts in with ``pytestmark = pytest.mark.both_apis``: each of its tests then
 runs twice, as ``test_x[sync]`` and ``test_x[aio]`` (conftest.py's ``api`` fixture).  In
 the aio run ``mysqlc.connect`` (and ``mysqlc.read_sql``) are replaced, for the duration
-of the test, by :func:`connect`, which opens a :mod:`mysqlc.aio` connection on an event
-loop of its own and hands back a synchronous test proxy, :class:`AioConnection`: every
-call is made on the asyncio object and, when the result is awaitable, awaited with
-``loop.run_until_complete``; ``for row in cur`` becomes ``async for``, ``with`` becomes
-``async with``, the cursors and batch iterators it returns are proxied the same way.  So
-an unchanged test body drives the greenlet runner and the asyncio transport end to end.
+of the test, by :func:`connect`, which opens a :mod:`mysqlc.aio` connection on a private
+event loop and hands back a synchronous test proxy, :class:`AioConnection`: every call
+is made on the asyncio object, on its loop, and awaited there when it returns an
+awaitable; ``for row in cur`` becomes ``async for``, ``with`` becomes ``async with``, the
+cursors and batch readers it returns are proxied the same way.  So an unchanged test
+body drives the greenlet runner and the asyncio transport end to end.
+
+Each proxied connection's loop runs in a thread of its own (the caller waits for each
+call's result): a connection may then be used from any test thread, as killer and
+watcher threads do, and two threads using it at once meet mysqlc.aio's own "one await
+at a time" ProgrammingError, as two tasks of one program would; ``close()`` from another
+thread is a close while an await is pending.
 
 What the proxy does not hide, on purpose:
 
 - a public name the aio object lacks raises AttributeError (a gap in mysqlc.aio, not a
   proxy matter); private names (``conn._conn``, ``cur._rows``) are the sync object's,
-  so tests that look at the engine's state still can -- callables among them run in
-  the connection's greenlet;
-- the objects are proxies, not instances of the sync classes (``isinstance`` tests are
-  sync-only);
-- a connection belongs to the thread that opened it (greenlets do not cross threads):
-  using it from another thread raises RuntimeError naming this rule.
+  so tests that look at the engine's state still can -- methods among them, and those
+  of the C core object, run in the connection's greenlet;
+- the objects are proxies, not instances of the sync classes (:func:`sync_obj` gives
+  the sync object behind one, for tests that check the class chosen);
+- a call made from inside the connection's own loop (a converter re-entering its
+  connection) cannot block: it runs one step, enough for mysqlc.aio's busy check.
 
 Tests that are about the sync API alone (threads, signals, ``fileno``/poll, the
-MySQLdb/PyMySQL flavours, the sync classes) carry ``@pytest.mark.sync_only(reason)``
-and run once.
+MySQLdb/PyMySQL flavours, the sync classes) or use no connection carry
+``@pytest.mark.sync_only(reason)`` and run once; an aio run that opens no aio connection
+fails, so none is left unmarked.
 """
 
 from __future__ import annotations
@@ -58,6 +65,7 @@ class _Session:
 
     def __init__(self) -> None:
         self.proxies: "weakref.WeakSet[AioConnection]" = weakref.WeakSet()
+        self.opened = 0   # connections tried through the proxy (failed ones too)
 
     def close(self) -> None:
         for p in list(self.proxies):
@@ -385,6 +393,8 @@ def connect(*args: Any, **kwargs: Any) -> AioConnection:
         extra = kwargs.pop("kwargs", None)
         if extra:
             kwargs.update(extra)
+    if _current:
+        _current[-1].opened += 1
     lt = _LoopThread()
     try:
         aconn = lt.call(mysqlc.aio.connect, **kwargs)
@@ -400,6 +410,8 @@ def connect(*args: Any, **kwargs: Any) -> AioConnection:
 def read_sql(source: Any, sql: str, *args: Any, **kwargs: Any) -> Any:
     """``mysqlc.read_sql`` in the aio run: ``await mysqlc.aio.read_sql(...)`` on the
     proxied connection's loop (a DSN: on a loop of its own)."""
+    if _current:
+        _current[-1].opened += 1
     if isinstance(source, AioConnection):
         return source._run(mysqlc.aio.read_sql, source._a, sql, *args, **kwargs)
     lt = _LoopThread()
@@ -422,6 +434,11 @@ def aio_patched(monkeypatch: Any) -> Iterator[_Session]:
     finally:
         _current.remove(session)
         session.close()
+    if not session.opened:
+        import pytest
+        pytest.fail("the aio run of this test opened no mysqlc.aio connection (it uses "
+                    "the sync API some other way): mark it @pytest.mark.sync_only(reason)",
+                    pytrace=False)
 
 
 def is_aio(conn: Any) -> bool:
@@ -459,3 +476,13 @@ def iterate(cur: Any, chunk: int = 256) -> Iterator[Any]:
         if not rows:
             return
         yield from rows
+
+
+def subprocess_spec(spec: dict, api: str) -> dict:
+    """`spec` for a measuring child process, with what it needs to run on `api`: its
+    script then does ``if spec["api"] == "aio": sys.path.insert(0, spec["tests"]);
+    import _apis; mysqlc.connect = _apis.connect``.  Counts as this test's use of the
+    aio API."""
+    if api == "aio" and _current:
+        _current[-1].opened += 1
+    return dict(spec, api=api, tests=os.path.dirname(os.path.abspath(__file__)))

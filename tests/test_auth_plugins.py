@@ -428,6 +428,7 @@ def sha256_server(password=PW, key=None, via_switch=False):
 
 # =========================================================================== caching_sha2_password
 
+@pytest.mark.sync_only("no connection: the scripted peer's own arithmetic")
 def test_scramble_matches_published_algorithm():
     """Sanity check of the peer's own arithmetic against a value computed by hand."""
     nonce = bytes(range(1, 21))

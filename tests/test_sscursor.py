@@ -29,7 +29,7 @@ import mysqlc
 import mysqlc.cursors
 from mysqlc.cursors import SSCursor, SSDictCursor
 
-from _apis import sync_obj
+from _apis import subprocess_spec, sync_obj
 
 # each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
 pytestmark = pytest.mark.both_apis
@@ -125,8 +125,8 @@ print(json.dumps({
 
 
 def _measure(conn_kwargs, mode, arraysize=None, setup=(), api="sync"):
-    spec = {"kwargs": conn_kwargs, "mode": mode, "sql": STREAM_SQL, "setup": list(setup),
-            "arraysize": arraysize, "api": api, "tests": os.path.join(REPO, "tests")}
+    spec = subprocess_spec({"kwargs": conn_kwargs, "mode": mode, "sql": STREAM_SQL,
+                            "setup": list(setup), "arraysize": arraysize}, api)
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(spec)], cwd=REPO,

@@ -115,6 +115,7 @@ def test_off_switches_give_plaintext(tls_server, off):
 
 
 @tls_test
+@pytest.mark.sync_only("the PyMySQL flavour (mysqlc.pymysql) is a sync API")
 @pytest.mark.parametrize("off", [{}, {"ssl": False}, {"ssl_disabled": True}],
                          ids=["default", "ssl_False", "ssl_disabled"])
 def test_pymysql_flavour(tls_server, off):

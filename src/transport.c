@@ -318,8 +318,8 @@ int mc_start_tls(mc_conn *c, const connect_opts *o) {
         for (;;) {
             int r = mc_engine_tls_handshake(c);
             if (r == 0) break;
-            /* the handshake's records wait in the session's write BIO: flush collects them */
-            if (r != MC_NEED || c->io->flush(c) < 0 || c->io->fill(c) < 0) return -1;
+            /* (fill() writes the handshake's records from the session's write BIO) */
+            if (r != MC_NEED || c->io->fill(c) < 0) return -1;
         }
         goto verified;
     }

@@ -110,8 +110,15 @@ static int py_flush(mc_conn *c) {
     return -1;
 }
 
+/* Bytes for the server not written yet: the packets in c->out, the records in c->wout,
+   or (under TLS) records OpenSSL made that are still in the session's write BIO -- the
+   TLS handshake's ClientHello and Finished are only there. */
+static int wire_pending(mc_conn *c) {
+    return c->out.len || c->wout.len || (c->ssl && BIO_ctrl_pending(SSL_get_wbio(c->ssl)));
+}
+
 static int py_fill(mc_conn *c) {
-    if ((c->out.len || c->wout.len) && py_flush(c) < 0) return -1;
+    if (wire_pending(c) && py_flush(c) < 0) return -1;
     if (c->fd < 0 || !c->pyio) {
         mc_conn_raise_closed(c);
         return -1;

@@ -7,6 +7,10 @@
 - ``conn_kwargs`` / ``root_conn_kwargs``: ``mysqlc.connect`` keyword arguments
   for the test account / the account with global privileges.
 - ``conn``: a ``mysqlc`` connection for one test, closed afterwards.
+- ``api`` (autouse): "sync", or "aio" in the second run of each test of a module marked
+  ``pytestmark = pytest.mark.both_apis`` -- there ``mysqlc.connect`` opens a
+  ``mysqlc.aio`` connection behind a synchronous proxy for the test's duration
+  (tests/_apis.py).  ``@pytest.mark.sync_only(reason)`` keeps a test to one run.
 
 Under CI every skipped test counts as a failure unless it is marked
 ``@pytest.mark.allow_skip`` (``pytestmark = pytest.mark.allow_skip`` marks a whole
@@ -29,6 +33,24 @@ def pytest_configure(config):
         "markers", "allow_skip: this test may skip even under CI (e.g. platform-specific)")
     config.addinivalue_line(
         "markers", "server: the test needs a MariaDB/MySQL server (set automatically)")
+    config.addinivalue_line(
+        "markers", "both_apis: run each test with mysqlc.connect and with mysqlc.aio "
+        "(tests/_apis.py)")
+    config.addinivalue_line(
+        "markers", "sync_only(reason): in a both_apis module, this test runs on the sync "
+        "API only, for the reason given")
+
+
+def pytest_generate_tests(metafunc):
+    definition = metafunc.definition
+    if definition.get_closest_marker("both_apis") is None:
+        return
+    only = definition.get_closest_marker("sync_only")
+    if only is not None:
+        if not (only.args or only.kwargs.get("reason")):
+            raise pytest.UsageError("%s: sync_only needs a reason" % definition.nodeid)
+        return
+    metafunc.parametrize("api", ["sync", "aio"], indirect=True)
 
 
 def pytest_report_header(config):
@@ -90,6 +112,18 @@ def server():
         yield srv
     finally:
         srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def api(request, monkeypatch):
+    """Which API ``mysqlc.connect`` gives this test: "sync", or "aio" (see above)."""
+    name = getattr(request, "param", "sync")
+    if name != "aio":
+        yield name
+        return
+    from _apis import aio_patched
+    with aio_patched(monkeypatch):
+        yield name
 
 
 @pytest.fixture

@@ -39,6 +39,10 @@ import threading
 import pytest
 
 import mysqlc
+
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 try:                # the scripted-peer helpers (tests/_peer.py)
     from _peer import (
         CLIENT_CONNECT_ATTRS, CLIENT_CONNECT_WITH_DB, CLIENT_DEPRECATE_EOF, CLIENT_LONG_FLAG,
@@ -424,6 +428,7 @@ def sha256_server(password=PW, key=None, via_switch=False):
 
 # =========================================================================== caching_sha2_password
 
+@pytest.mark.sync_only("no connection: the scripted peer's own arithmetic")
 def test_scramble_matches_published_algorithm():
     """Sanity check of the peer's own arithmetic against a value computed by hand."""
     nonce = bytes(range(1, 21))

@@ -22,6 +22,9 @@ import mysqlc
 import mysqlc.cursors
 from mysqlc.constants import FIELD_TYPE, SERVER_STATUS
 
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 D = decimal.Decimal
 td = datetime.timedelta
 

@@ -21,6 +21,11 @@ import mysqlc.columnar
 import mysqlc.cursors
 from mysqlc import _core
 
+from _apis import sync_obj
+
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 pa = pytest.importorskip("pyarrow")
 
 from test_types import CASES  # noqa: E402  (tests/ is on sys.path under pytest)
@@ -250,7 +255,7 @@ def test_record_batches_stream_lazily(people):
     ss = people.cursor(mysqlc.cursors.SSCursor)
     ss.execute("SELECT * FROM p ORDER BY id")
     reader = ss.fetch_record_batches(1000)
-    assert isinstance(reader, pa.RecordBatchReader)
+    assert isinstance(sync_obj(reader), pa.RecordBatchReader)
     first = reader.read_next_batch()
     assert first.num_rows == 1000
     assert ss.connection._conn.rows_pending   # the rest is still on the wire
@@ -262,6 +267,8 @@ def test_record_batches_stream_lazily(people):
     assert _rows(people, "SELECT COUNT(*) FROM p") == ((2501,),)
 
 
+@pytest.mark.sync_only("fetch_arrow_stream: the C stream is pulled by its consumer's own "
+                       "code, which cannot await (mysqlc.aio has no such method)")
 def test_arrow_stream_capsule_protocol(people):
     pl = pytest.importorskip("polars")
     sql = "SELECT * FROM p ORDER BY id"
@@ -638,6 +645,7 @@ def test_server_side_cursor_is_advanced_with_com_stmt_fetch(people):
 
 # ------------------------------------------------------------------ found by a tester
 
+@pytest.mark.sync_only("uses fetch_arrow_stream (see test_arrow_stream_capsule_protocol)")
 def test_stale_reader_raises_and_leaves_the_new_result(conn):
     """A reader made for one result must not read the cursor's next one with its old
     schema (that read a decimal256 schema over int64 buffers: a crash in pyarrow)."""
@@ -683,6 +691,8 @@ def test_reader_on_a_closed_connection_or_cursor_raises(conn_kwargs):
     c.close()
 
 
+@pytest.mark.sync_only("threads: the sync close() from another thread during a read; "
+                       "aio's close() while an await is pending is in tests/test_aio.py")
 def test_close_from_another_thread_during_a_read_changes_nothing(conn_kwargs):
     """close() while another thread decodes raises ProgrammingError and leaves the read
     whole (it used to end the other thread's read early, silently)."""

@@ -32,6 +32,10 @@ import zlib
 import pytest
 
 import mysqlc
+
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 try:                # the scripted-peer helpers (tests/_peer.py)
     from _peer import (
         BINARY, FLAG_BINARY, FULL_CAPS, MAXP, PASSWORD, T_BLOB, T_LONGLONG, T_VAR_STRING,

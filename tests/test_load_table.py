@@ -20,6 +20,10 @@ import pytest
 import mysqlc
 from mysqlc import _core
 
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+ENCODER_ONLY = pytest.mark.sync_only("no connection: the LOAD DATA encoder of the core itself")
+
 D = decimal.Decimal
 TD = dt.timedelta
 
@@ -569,6 +573,7 @@ def test_arrow_units_views_and_odd_types(lconn):
         cur.execute("DROP TABLE IF EXISTS lt_units")
 
 
+@ENCODER_ONLY
 def test_arrow_release_callbacks_called():
     """The encoder moves the arrays out of the capsules and releases them: pyarrow's
     allocations return to the baseline."""
@@ -594,6 +599,7 @@ def enc_arrow(**cols):
     return _core.infile_encode_arrow(*pa.record_batch(cols).__arrow_c_array__())
 
 
+@ENCODER_ONLY
 def test_encode_rows_formats():
     rows = [(None, True, False, 2 ** 70, -5, 0.1, 1e22, -0.0, D("1.10"), D("-1E+3"),
              "a\tb\nc\rd\\e\x00", b"\x00\t\n\r\\\xff", bytearray(b"x"), memoryview(b"yz"),
@@ -608,6 +614,7 @@ def test_encode_rows_formats():
         b"01:02:03.000040", b"-23:59:59", b"48:00:00.000001", b"-00:00:00.000001\n"]
 
 
+@ENCODER_ONLY
 def test_encode_arrow_numbers():
     out = enc_arrow(
         d=pa.array([0.1, 1 / 3, 1e300, 5e-324, -0.0, 123456789012345680.0]),
@@ -630,6 +637,7 @@ def test_encode_arrow_numbers():
                                      b"-1", b"0", b"1", b"\\N"]
 
 
+@ENCODER_ONLY
 def test_encode_arrow_decimals_and_temporals():
     out = enc_arrow(
         a=pa.array([D("0.001"), D("-0.5"), D("0"), D("-12345.678")], pa.decimal128(8, 3)),
@@ -659,6 +667,7 @@ def test_encode_arrow_decimals_and_temporals():
                     enc_arrow(t=pa.array([v], pa.timestamp(unit)))
 
 
+@ENCODER_ONLY
 def test_encode_arrow_dictionary_index_checked():
     indices = pa.array([0, 5], pa.int8())
     bad = pa.DictionaryArray.from_arrays(indices, pa.array(["a", "b"]), safe=False)
@@ -666,6 +675,7 @@ def test_encode_arrow_dictionary_index_checked():
         enc_arrow(x=bad)
 
 
+@ENCODER_ONLY
 def test_encode_arrow_rejects_non_struct_and_garbage():
     with pytest.raises(TypeError, match="struct array"):
         _core.infile_encode_arrow(*pa.array([1, 2]).__arrow_c_array__())
@@ -682,6 +692,7 @@ def _ref_escape(b):
             .replace(b"\n", b"\\n").replace(b"\r", b"\\r"))
 
 
+@ENCODER_ONLY
 def test_encoder_matches_reference_on_random_bytes_and_floats():
     import random
     rnd = random.Random(8)
@@ -708,6 +719,7 @@ def test_encoder_matches_reference_on_random_bytes_and_floats():
     assert (np.array([float(s) for s in out], dtype=np.float32) == fs).all()
 
 
+@ENCODER_ONLY
 def test_encoding_in_threads_gives_the_same_bytes():
     """The Arrow encoder runs with the GIL released: several threads at once give the
     same output as one."""

@@ -30,6 +30,11 @@ import mysqlc.cursors
 from mysqlc._infile_sql import local_infile_names
 from mysqlc.constants import CLIENT
 
+from _apis import subprocess_spec
+
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CSV = b"1,one\n2,two\n3,three\n"
 LOAD = ("LOAD DATA LOCAL INFILE %s INTO TABLE li FIELDS TERMINATED BY ',' "
@@ -348,6 +353,10 @@ import json, sys
 import mysqlc
 
 spec = json.loads(sys.argv[1])
+if spec["api"] == "aio":          # the same measurement through mysqlc.aio
+    sys.path.insert(0, spec["tests"])
+    import _apis
+    mysqlc.connect = _apis.connect
 
 def status(key):
     with open("/proc/self/status") as f:
@@ -386,7 +395,7 @@ print(json.dumps(out))
 '''
 
 
-def test_50mb_file_streams_without_reading_it_whole(conn_kwargs, tmp_path):
+def test_50mb_file_streams_without_reading_it_whole(conn_kwargs, tmp_path, api):
     allowed = tmp_path / "big"
     allowed.mkdir()
     (allowed / "tiny.csv").write_bytes(b"0,warm-up\n")
@@ -403,7 +412,8 @@ def test_50mb_file_streams_without_reading_it_whole(conn_kwargs, tmp_path):
             total_len += 10000 * len(line_payload)
     size = path.stat().st_size
     assert size >= 50 * 1000 * 1000
-    spec = {"kwargs": conn_kwargs, "dir": str(allowed), "file": str(path)}
+    spec = subprocess_spec({"kwargs": conn_kwargs, "dir": str(allowed), "file": str(path)},
+                           api)
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(spec)], cwd=REPO, env=env,
@@ -412,8 +422,8 @@ def test_50mb_file_streams_without_reading_it_whole(conn_kwargs, tmp_path):
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     for how in ("path", "file"):
         r = res[how]
-        print("\n[local infile] %s: %.1f MB file, %d rows: peak RSS %+.2f MB over the level "
-              "before the statement (HWM reset: %s)" % (how, size / 1e6, r["rows"],
+        print("\n[local infile, %s] %s: %.1f MB file, %d rows: peak RSS %+.2f MB over the level "
+              "before the statement (HWM reset: %s)" % (api, how, size / 1e6, r["rows"],
                                                          r["growth_mb"], r["reset"]))
         assert r["rows"] == nrows
         assert r["check"] == [nrows, nrows * (nrows + 1) // 2, total_len]
@@ -754,10 +764,12 @@ def test_hostile_server_gets_the_named_file_only(dirs):
     ("LOAD DATA INFILE 'a' INTO TABLE t", []),
     ("LOAD DATA LOCAL INFILE x'61' INTO TABLE t", []),
 ])
+@pytest.mark.sync_only("no connection: the client-side scan of the SQL")
 def test_local_infile_names(sql, names):
     assert local_infile_names(sql) == names
 
 
+@pytest.mark.sync_only("no connection: the client-side scan of the SQL")
 def test_local_infile_names_modes_and_charsets():
     sql = r"LOAD DATA LOCAL INFILE 'a\b' INTO TABLE t"
     assert local_infile_names(sql) == [b"a\b"]

@@ -28,6 +28,11 @@ import mysqlc.cursors
 
 from test_types import CASES, PARAM_CASES, PARAM_VALUES, SAME
 
+from _apis import sync_obj
+
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 D = decimal.Decimal
 dt = datetime.datetime
 td = datetime.timedelta
@@ -59,7 +64,7 @@ def _both(conn, sql, args=None, cursorclass=None):
     tdesc = tcur.description
     tcur.close()
     pcur = conn.cursor(cursorclass, prepared=True)
-    assert pcur._prepared
+    assert sync_obj(pcur)._prepared
     pcur.execute(sql, args)
     binary = list(pcur.fetchall())
     pdesc = pcur.description
@@ -428,8 +433,8 @@ def test_dict_cursor_prepared(conn):
     cur.execute("INSERT INTO da VALUES (1, 'a'), (2, 'b')")
     cur.execute("INSERT INTO db2 VALUES (1, 1.5), (2, -0.25)")
     dcur = conn.cursor(mysqlc.cursors.DictCursor, prepared=True)
-    assert isinstance(dcur, mysqlc.cursors.DictCursor)
-    assert dcur._prepared
+    assert isinstance(sync_obj(dcur), mysqlc.cursors.DictCursor)
+    assert sync_obj(dcur)._prepared
     dcur.execute("SELECT da.id, name, db2.id, v FROM da JOIN db2 ON da.id = db2.id "
                  "WHERE da.id >= %s ORDER BY da.id", (1,))
     rows = dcur.fetchall()

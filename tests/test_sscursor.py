@@ -29,6 +29,11 @@ import mysqlc
 import mysqlc.cursors
 from mysqlc.cursors import SSCursor, SSDictCursor
 
+from _apis import subprocess_spec, sync_obj
+
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = 1000000
 LIMIT_MB = 20.0
@@ -46,6 +51,11 @@ import json, sys
 import mysqlc, mysqlc.cursors
 
 spec = json.loads(sys.argv[1])
+rows_of = iter
+if spec["api"] == "aio":          # the same measurement through mysqlc.aio
+    sys.path.insert(0, spec["tests"])
+    import _apis
+    mysqlc.connect, rows_of = _apis.connect, _apis.iterate
 
 def status(key):
     with open("/proc/self/status") as f:
@@ -89,7 +99,7 @@ if mode == "buffered":
     hwm_after = status("VmHWM")
     del rows
 else:
-    for row in cur:
+    for row in rows_of(cur):
         if n == 0:
             first = row
         n += 1
@@ -114,18 +124,18 @@ print(json.dumps({
 '''
 
 
-def _measure(conn_kwargs, mode, arraysize=None, setup=()):
-    spec = {"kwargs": conn_kwargs, "mode": mode, "sql": STREAM_SQL, "setup": list(setup),
-            "arraysize": arraysize}
+def _measure(conn_kwargs, mode, arraysize=None, setup=(), api="sync"):
+    spec = subprocess_spec({"kwargs": conn_kwargs, "mode": mode, "sql": STREAM_SQL,
+                            "setup": list(setup), "arraysize": arraysize}, api)
     env = dict(os.environ)
     env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run([sys.executable, "-c", _MEASURE, json.dumps(spec)], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    print("\n[sscursor memory] %-9s %d rows: peak RSS %+.2f MB over the level before the "
+    print("\n[sscursor memory, %s] %-9s %d rows: peak RSS %+.2f MB over the level before the "
           "query (VmRSS before %.1f MB, VmHWM after %.1f MB, HWM reset: %s, "
-          "COM_STMT_FETCH: %d)" % (mode, res["rows"], res["growth_mb"],
+          "COM_STMT_FETCH: %d)" % (api, mode, res["rows"], res["growth_mb"],
                                    res["rss_before"] / 1048576.0,
                                    res["hwm_after"] / 1048576.0, res["reset"],
                                    res["com_stmt_fetch"]))
@@ -141,25 +151,25 @@ def _check_stream_result(res):
     assert res["buffered_after"] == [1000, 500500]
 
 
-def test_sscursor_1m_rows_peak_memory(conn_kwargs):
-    res = _measure(conn_kwargs, "ss")
+def test_sscursor_1m_rows_peak_memory(conn_kwargs, api):
+    res = _measure(conn_kwargs, "ss", api=api)
     _check_stream_result(res)
     assert res["com_stmt_fetch"] == 0                   # text protocol, no server cursor
     assert res["growth_mb"] < LIMIT_MB, res
 
 
-def test_prepared_sscursor_1m_rows_peak_memory(conn_kwargs):
-    res = _measure(conn_kwargs, "prepared", arraysize=1000, setup=[HEAP_SESSION])
+def test_prepared_sscursor_1m_rows_peak_memory(conn_kwargs, api):
+    res = _measure(conn_kwargs, "prepared", arraysize=1000, setup=[HEAP_SESSION], api=api)
     _check_stream_result(res)
     # a server-side cursor read in batches of arraysize rows
     assert N // 1000 <= res["com_stmt_fetch"] <= N // 1000 + 1, res
     assert res["growth_mb"] < LIMIT_MB, res
 
 
-def test_buffered_fetchall_of_the_same_rows_is_measured_as_growth(conn_kwargs):
+def test_buffered_fetchall_of_the_same_rows_is_measured_as_growth(conn_kwargs, api):
     """The control: the same measurement sees a buffered fetchall() of the 1M rows
     (and the connection's buffered cursors keep working)."""
-    res = _measure(conn_kwargs, "buffered")
+    res = _measure(conn_kwargs, "buffered", api=api)
     _check_stream_result(res)
     assert res["growth_mb"] > 3 * LIMIT_MB, res
 
@@ -168,7 +178,7 @@ def test_buffered_fetchall_of_the_same_rows_is_measured_as_growth(conn_kwargs):
 
 def test_fetchone_fetchmany_iteration(conn):
     cur = conn.cursor(SSCursor)
-    assert isinstance(cur, SSCursor)
+    assert isinstance(sync_obj(cur), SSCursor)
     assert cur.execute("SELECT seq, CONCAT('r', seq) FROM seq_1_to_1000") == -1
     assert cur.rowcount == -1                       # unknown until the end (mysqlclient)
     assert [d[0] for d in cur.description] == ["seq", "CONCAT('r', seq)"]
@@ -398,7 +408,7 @@ def _com(conn, name):
 
 def test_prepared_sscursor_fetches_in_batches_of_arraysize(conn):
     ps = conn.cursor(SSCursor, prepared=True)
-    assert isinstance(ps, mysqlc.cursors.PreparedSSCursor)
+    assert isinstance(sync_obj(ps), mysqlc.cursors.PreparedSSCursor)
     assert ps.arraysize == 100
     before = _com(conn, "Com_stmt_fetch")
     ps.execute("SELECT seq, CAST(seq AS CHAR) FROM seq_1_to_1000 WHERE seq > ?", (0,))

@@ -44,6 +44,9 @@ from mysqlc.server import PrivateServer, ServerNotAvailable
 
 from _certs import CertsUnavailable, make_certs
 
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 IN_CI = os.environ.get("CI", "").strip().lower() in ("true", "1")
 
 CR_SSL_CONNECTION_ERROR = 2026

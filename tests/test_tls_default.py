@@ -20,6 +20,9 @@ from mysqlc.server import PrivateServer, ServerNotAvailable
 
 from _certs import CertsUnavailable, make_certs
 
+# each test runs on mysqlc.connect and on mysqlc.aio (tests/_apis.py, conftest's `api`)
+pytestmark = pytest.mark.both_apis
+
 IN_CI = os.environ.get("CI", "").strip().lower() in ("true", "1")
 CR_SSL_CONNECTION_ERROR = 2026
 
@@ -112,6 +115,7 @@ def test_off_switches_give_plaintext(tls_server, off):
 
 
 @tls_test
+@pytest.mark.sync_only("the PyMySQL flavour (mysqlc.pymysql) is a sync API")
 @pytest.mark.parametrize("off", [{}, {"ssl": False}, {"ssl_disabled": True}],
                          ids=["default", "ssl_False", "ssl_disabled"])
 def test_pymysql_flavour(tls_server, off):

@@ -24,7 +24,17 @@ async def read_sql(source: Any, sql: str, return_type: str = "arrow", **kwargs: 
         return await source._worker.run(columnar.read_sql, source.sync, sql, return_type,
                                         **kwargs)
     if isinstance(source, Connection):
-        source = source.sync   # partitions reuse its parameters, not its stream
+        # partitions reuse its parameters, not its stream: the range query too runs on a
+        # sync connection opened like it (the aio one may be used only in its greenlet)
+        like = source.sync
+
+        def call() -> Any:
+            conn = columnar._open_like(like)
+            try:
+                return columnar.read_sql(conn, sql, return_type, **kwargs)
+            finally:
+                conn.close()
+    else:
+        call = functools.partial(columnar.read_sql, source, sql, return_type, **kwargs)
     loop = asyncio.get_running_loop()
-    call = functools.partial(columnar.read_sql, source, sql, return_type, **kwargs)
     return await loop.run_in_executor(None, call)

@@ -24,6 +24,11 @@ from ._runner import await_only
 
 _DONE, _TIMEOUT, _EOF, _ERROR = 0, 1, 2, 3
 
+#: bytes received while the engine did not ask for any (an unbuffered result it reads
+#: row by row) after which reading pauses until its next wait(): the kernel's socket
+#: buffers then hold the server back, as with the blocking transport
+HIGH_WATER = 1 << 20
+
 
 def _settle(fut: "asyncio.Future[int]", status: int) -> None:
     if not fut.done():
@@ -51,6 +56,9 @@ class StreamProtocol(asyncio.BufferedProtocol):
         self._waiter: Optional[asyncio.Future[int]] = None
         self._drain: Optional[asyncio.Future[int]] = None
         self._paused = False         # asyncio asked us to stop writing (pause_writing)
+        self._unasked = 0            # bytes received since the engine last waited
+        self._exc: Optional[BaseException] = None   # what the engine raised receiving
+        self._held = False           # reading paused at HIGH_WATER
         self._early = bytearray()    # bytes received before the core attached
         self._scratch = bytearray(4096)
 
@@ -81,11 +89,17 @@ class StreamProtocol(asyncio.BufferedProtocol):
         try:
             core._transport_received(nbytes)
         except BaseException as exc:   # a TLS or inflate error: the engine closed itself
+            self._exc = exc            # raised by the engine's wait() (its own error)
             self._end(_ERROR, getattr(exc, "errno", None) or _errno.EPROTO)
             return
         waiter = self._waiter
         if waiter is not None:
             _settle(waiter, _DONE)
+        else:
+            self._unasked += nbytes
+            if self._unasked > HIGH_WATER and not self._held and self.transport is not None:
+                self._held = True
+                self.transport.pause_reading()
 
     def eof_received(self) -> bool:
         self._end(_EOF, 0)
@@ -131,11 +145,16 @@ class StreamProtocol(asyncio.BufferedProtocol):
             self._feed_early()
             return _DONE
         if self._state:
-            return self._state
+            return self._raise_or(self._state)
+        self._unasked = 0
+        if self._held:
+            self._held = False
+            if self.transport is not None:
+                self.transport.resume_reading()
         if timeout < 0:   # the common case, inline: no timer
             fut = self._waiter = self.loop.create_future()
             try:
-                return await_only(fut)
+                return self._raise_or(await_only(fut))
             finally:
                 self._waiter = None
         return self._await_status("_waiter", timeout)
@@ -147,11 +166,21 @@ class StreamProtocol(asyncio.BufferedProtocol):
         setattr(self, slot, fut)
         timer = self.loop.call_later(timeout, _settle, fut, _TIMEOUT) if timeout >= 0 else None
         try:
-            return await_only(fut)
+            return self._raise_or(await_only(fut))
         finally:
             setattr(self, slot, None)
             if timer is not None:
                 timer.cancel()
+
+    def _raise_or(self, status: int) -> int:
+        """`status`, or the exception the engine raised on received bytes (2027 for a
+        malformed compressed frame, a TLS error...) once: the caller sees the engine's
+        error, not a lost connection."""
+        exc = self._exc
+        if exc is not None:
+            self._exc = None
+            raise exc
+        return status
 
     def write(self, data: bytes, timeout: float, block: int) -> int:
         """Called by the engine with bytes for the server: 0 once asyncio took them (and,

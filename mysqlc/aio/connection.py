@@ -245,8 +245,11 @@ install(Connection, connections.Connection,
                "insert_id", "affected_rows", "warning_count", "info", "field_count"),
         attributes=("open", "host", "port", "user", "db", "database", "charset",
                     "encoding", "server_version", "autocommit_mode", "client_flag",
-                    "server_capabilities", "collation", "unix_socket"),
-        settable=("cursorclass",))
+                    "server_capabilities", "collation", "unix_socket", "messages",
+                    "encoders", "Error", "Warning", "InterfaceError", "DatabaseError",
+                    "DataError", "OperationalError", "IntegrityError", "InternalError",
+                    "ProgrammingError", "NotSupportedError"),
+        settable=("cursorclass", "long_data_threshold", "prepared_cache_size"))
 
 
 class _Connecting:

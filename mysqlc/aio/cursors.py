@@ -107,7 +107,7 @@ install(BaseCursor, _sync.BaseCursor,
                "get_attributes", "remove_attribute", "clear_attributes"),
         attributes=("description", "description_flags", "rowcount", "lastrowid",
                     "rownumber", "warning_count", "messages"),
-        settable=("arraysize",))
+        settable=("arraysize", "max_stmt_length"))
 
 _FETCH = ("fetchone", "fetchmany", "fetchall", "scroll")
 

@@ -1,0 +1,683 @@
+"""The asyncio API itself (mysqlc.aio; names as aiomysql's): connect() and its arguments,
+cursors, ``async with``, which calls are awaitable, ``closed``, close() without the loop
+and while an await is pending, ensure_closed(), one connection used by two tasks at once,
+cancellation by ``asyncio.timeout()`` around execute / fetch / stream (the connection
+stays usable and returns its own results: tagged queries), read_timeout and
+connect_timeout.  Every test runs on asyncio's default loop and on uvloop, each bounded
+by ``asyncio.timeout``.
+
+The scenarios both APIs share (types, errors, TLS, auth, compression, prepared,
+streaming memory, callproc, LOCAL INFILE, columnar, load_table) run through
+tests/_apis.py; fault injection on the asyncio transport is tests/test_aio_faults.py.
+"""
+
+import asyncio
+import inspect
+import random
+import socket
+import time
+
+import pytest
+
+import mysqlc
+import mysqlc.aio
+import mysqlc.cursors
+from mysqlc.aio import cursors as acur
+from mysqlc.constants import CLIENT, FIELD_TYPE
+
+try:
+    import uvloop
+except ImportError:   # pragma: no cover - uvloop is in tests/requirements.txt
+    uvloop = None
+
+LOOPS = ["asyncio", "uvloop"]
+BOUND = 30.0   # seconds any one test may take (a hang fails the test, not the run)
+
+
+@pytest.fixture(params=LOOPS)
+def run(request):
+    """``run(async_fn, *args)``: ``await async_fn(*args)`` on a new loop of the kind the
+    test is parametrized with, bounded by asyncio.timeout(BOUND)."""
+    if request.param == "uvloop":
+        if uvloop is None:
+            pytest.fail("uvloop is not installed (tests/requirements.txt)")
+        factory = uvloop.new_event_loop
+    else:
+        factory = asyncio.new_event_loop
+
+    def runner(fn, *args, timeout=BOUND):
+        async def bounded():
+            async with asyncio.timeout(timeout):
+                return await fn(*args)
+        loop = factory()
+        try:
+            return loop.run_until_complete(bounded())
+        finally:
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
+    runner.kind = request.param
+    return runner
+
+
+async def _tagged(conn, tag=None):
+    """A query whose answer names itself: the connection returns its own result."""
+    tag = tag or "tag-%d" % random.getrandbits(40)
+    cur = conn.cursor()
+    await cur.execute("SELECT %s, CONNECTION_ID()", (tag,))
+    assert await cur.fetchall() == ((tag, conn.thread_id()),)
+    await cur.close()
+
+
+def _running_statements(root_kwargs, thread_id):
+    """What the server still runs for `thread_id` (sync root connection)."""
+    c = mysqlc.connect(**root_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("SELECT COMMAND, INFO FROM information_schema.PROCESSLIST WHERE ID = %s",
+                    (thread_id,))
+        return [r for r in cur.fetchall() if r[0] != "Sleep"]
+    finally:
+        c.close()
+
+
+def _server_sees(root_kwargs, thread_id):
+    c = mysqlc.connect(**root_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %s",
+                    (thread_id,))
+        return cur.fetchone()[0] == 1
+    finally:
+        c.close()
+
+
+def _wait_gone(root_kwargs, thread_id, within=5.0):
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        if not _server_sees(root_kwargs, thread_id):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# =========================================================================== the module
+
+def test_module_is_a_dbapi_module_with_the_sync_exceptions():
+    for name in ("Error", "Warning", "InterfaceError", "DatabaseError", "DataError",
+                 "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
+                 "NotSupportedError", "Binary", "Date", "Time", "Timestamp", "STRING",
+                 "BINARY", "NUMBER", "DATETIME", "ROWID"):
+        assert getattr(mysqlc.aio, name) is getattr(mysqlc, name), name
+    assert mysqlc.aio.paramstyle == "format" and mysqlc.aio.apilevel == "2.0"
+    assert mysqlc.aio.constants.CLIENT is CLIENT
+    assert inspect.iscoroutinefunction(mysqlc.aio.connect)
+    assert inspect.iscoroutinefunction(mysqlc.aio.read_sql)
+
+
+# =========================================================================== connect
+
+def test_connect_with_every_kind_of_argument(run, server, conn_kwargs):
+    kw = dict(conn_kwargs)
+    db = kw.pop("database")
+    seen = []
+
+    def long_as_text(s):
+        seen.append(s)
+        return "L" + s
+    conv = dict(mysqlc.converters.conversions)
+    conv[FIELD_TYPE.LONG] = long_as_text
+
+    async def body():
+        conn = await mysqlc.aio.connect(
+            db=db, charset="latin1", autocommit=True, init_command="SET @init = 41 + 1",
+            sql_mode="ANSI_QUOTES", conv=conv, cursorclass=acur.DictCursor,
+            local_infile=True, connect_timeout=5, read_timeout=10, write_timeout=10,
+            client_flag=CLIENT.FOUND_ROWS, compress=True, loop=asyncio.get_running_loop(),
+            **kw)
+        try:
+            assert not conn.closed and conn.open
+            assert conn.db == db or conn.database == db
+            assert conn.get_autocommit() is True
+            assert conn.character_set_name() == "latin1" and conn.charset == "latin1"
+            assert conn.client_flag & CLIENT.FOUND_ROWS
+            async with conn.cursor() as cur:
+                assert isinstance(cur, acur.DictCursor)
+                await cur.execute("SELECT @init AS i, @@session.sql_mode AS m, "
+                                  "DATABASE() AS d, @@autocommit AS a, CAST(7 AS INT) AS l")
+                row = await cur.fetchone()
+            assert row["i"] == 42 and "ANSI_QUOTES" in row["m"] and row["d"] == db
+            assert row["a"] == 1
+            assert row["l"] == "L7" and "7" in seen               # conv: the user decoder
+            assert conn.sync._conn.client_flag & CLIENT.LOCAL_FILES
+            cur = conn.cursor(acur.Cursor)
+            await cur.execute("SHOW SESSION STATUS LIKE 'Compression'")
+            assert (await cur.fetchone())[1] == "ON"
+            assert conn.get_server_info() == conn.server_version and conn.thread_id() > 0
+        finally:
+            await conn.ensure_closed()
+        # a DSN as host, the unix socket, positional-free aiomysql names
+        conn = await mysqlc.aio.connect(host=server.dsn())
+        await _tagged(conn)
+        await conn.ensure_closed()
+        try:
+            ukw = server.connect_kwargs(unix=True)
+        except Exception:   # noqa: BLE001 - an external server without a known socket
+            ukw = None
+        if ukw is not None:
+            conn = await mysqlc.aio.connect(**ukw)
+            assert conn.get_host_info().lower().startswith("localhost")
+            await _tagged(conn)
+            await conn.ensure_closed()
+    run(body)
+
+
+def test_connect_errors_are_the_sync_ones(run, conn_kwargs):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]     # closed again: nothing listens there
+    cases = [({"password": "not the password"}, 1045),
+             ({"host": "127.0.0.1", "port": port}, 2003),
+             ({"database": "no_such_db_aio"}, 1049),
+             ({"charset": "no-such-charset"}, None),
+             ({"no_such_argument": 1}, None)]
+
+    def sync_error(kw):
+        try:
+            mysqlc.connect(**kw).close()
+        except Exception as exc:   # noqa: BLE001 - compared below
+            return exc
+        pytest.fail("sync connect(%r) did not fail" % kw)
+
+    async def body():
+        for extra, errno in cases:
+            kw = dict(conn_kwargs, **extra)
+            expected = sync_error(kw)
+            with pytest.raises(Exception) as ei:
+                await mysqlc.aio.connect(**kw)
+            assert type(ei.value) is type(expected), (extra, ei.value, expected)
+            if errno is not None:
+                assert ei.value.args[0] == expected.args[0] == errno
+                assert isinstance(ei.value, mysqlc.OperationalError)
+    run(body)
+
+
+def test_connect_timeout_against_a_silent_listener(run, conn_kwargs):
+    """A listener that accepts and never greets: 2013 after connect_timeout."""
+    lsock = socket.socket()
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(4)               # the kernel completes the TCP handshake, nobody speaks
+
+    async def body():
+        t0 = time.monotonic()
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            await mysqlc.aio.connect(**dict(conn_kwargs, host="127.0.0.1",
+                                            port=lsock.getsockname()[1], connect_timeout=0.5))
+        assert ei.value.args[0] == 2013, ei.value.args
+        assert 0.4 < time.monotonic() - t0 < 3
+    try:
+        run(body)
+    finally:
+        lsock.close()
+
+
+def test_read_timeout(run, conn_kwargs, root_conn_kwargs):
+    async def body():
+        conn = await mysqlc.aio.connect(read_timeout=0.5, **conn_kwargs)
+        tid = conn.thread_id()
+        cur = conn.cursor()
+        t0 = time.monotonic()
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            await cur.execute("SELECT SLEEP(3)")
+        assert ei.value.args[0] == 2013 and "timed out" in ei.value.args[1]
+        assert time.monotonic() - t0 < 2
+        assert conn.closed                     # a read timeout ends the connection
+        with pytest.raises(mysqlc.OperationalError):
+            await conn.cursor().execute("SELECT 1")
+        conn.close()
+        return tid
+    tid = run(body)
+    # the statement the server was running was stopped as the sync API does
+    assert _wait_gone(root_conn_kwargs, tid) or not _running_statements(root_conn_kwargs, tid)
+
+
+# =========================================================================== cursors
+
+def test_cursor_classes_and_prepared(run, conn_kwargs):
+    sync = mysqlc.connect(**conn_kwargs)
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            for cls, sync_cls, buffered in (
+                    (None, mysqlc.cursors.Cursor, True),
+                    (acur.Cursor, mysqlc.cursors.Cursor, True),
+                    (acur.DictCursor, mysqlc.cursors.DictCursor, True),
+                    (acur.SSCursor, mysqlc.cursors.SSCursor, False),
+                    (acur.SSDictCursor, mysqlc.cursors.SSDictCursor, False),
+                    (mysqlc.cursors.SSDictCursor, mysqlc.cursors.SSDictCursor, False)):
+                for prepared in (False, True):
+                    cur = conn.cursor(cls, prepared=prepared) if cls else conn.cursor(
+                        prepared=prepared)
+                    assert isinstance(cur, acur.BaseCursor)
+                    # the class the sync API picks for the same request
+                    assert type(cur.sync) is type(sync.cursor(sync_cls, prepared)), cls
+                    assert bool(cur.sync._prepared) is prepared
+                    assert isinstance(cur, acur.SSCursor) is (not buffered)
+                    assert cur.connection is conn
+                    n = await cur.execute("SELECT seq AS n, 'x' AS s FROM seq_1_to_3 "
+                                          "WHERE seq > %s" % ("?" if prepared else "%s"), (0,))
+                    if buffered:
+                        assert n == 3 and cur.rowcount == 3
+                    dict_rows = issubclass(sync_cls, (mysqlc.cursors.DictCursor,
+                                                      mysqlc.cursors.SSDictCursor))
+                    first = await cur.fetchone()
+                    assert first == ({"n": 1, "s": "x"} if dict_rows else (1, "x"))
+                    assert len(await cur.fetchmany(1)) == 1
+                    rest = [r async for r in cur]
+                    assert len(rest) == 1 and await cur.fetchone() is None
+                    assert cur.description[0][0] == "n"
+                    await cur.close()
+            with pytest.raises(TypeError):
+                conn.cursor(dict)
+        finally:
+            await conn.ensure_closed()
+    try:
+        run(body)
+    finally:
+        sync.close()
+
+
+def test_cursor_surface(run, conn_kwargs):
+    async def body():
+        async with await mysqlc.aio.connect(**conn_kwargs) as conn:
+            async with conn.cursor() as cur:
+                sync = mysqlc.connect(**conn_kwargs)
+                try:
+                    assert cur.mogrify("SELECT %s, %s", (1, "a'b")) == \
+                        sync.cursor().mogrify("SELECT %s, %s", (1, "a'b"))
+                finally:
+                    sync.close()
+                await cur.execute("CREATE TEMPORARY TABLE t_aio (id INT AUTO_INCREMENT "
+                                  "PRIMARY KEY, v VARCHAR(10))")
+                n = await cur.executemany("INSERT INTO t_aio (v) VALUES (%s)",
+                                          [("a",), ("b",), ("c",)])
+                assert n == 3 and cur.rowcount == 3
+                await cur.execute("INSERT INTO t_aio (v) VALUES ('d')")
+                assert cur.lastrowid == 4
+                cur.arraysize = 2
+                assert cur.arraysize == 2
+                await cur.execute("SELECT v FROM t_aio ORDER BY id")
+                assert await cur.fetchmany() == (("a",), ("b",))
+                await cur.scroll(1)
+                assert cur.rownumber == 3
+                assert await cur.fetchall() == (("d",),)
+                await cur.execute("SELECT 1; SELECT 2")
+                assert await cur.fetchall() == ((1,),)
+                assert await cur.nextset() and await cur.fetchall() == ((2,),)
+                assert not await cur.nextset()
+                await cur.execute("CREATE PROCEDURE IF NOT EXISTS p_aio(IN a INT, OUT b INT) "
+                                  "SET b = a * 2")
+                try:
+                    await cur.callproc("p_aio", (21, 0))
+                    await cur.execute("SELECT @_p_aio_1")
+                    assert await cur.fetchone() == (42,)
+                finally:
+                    await cur.execute("DROP PROCEDURE p_aio")
+            with pytest.raises(mysqlc.ProgrammingError):
+                await cur.execute("SELECT 1")           # closed by async with
+            ss = conn.cursor(acur.SSCursor)
+            await ss.execute("SELECT seq FROM seq_1_to_1000")
+            assert await ss.fetchone() == (1,)
+            await ss.scroll(10)
+            assert await ss.fetchone() == (12,)
+            assert len(await ss.fetchall()) == 988
+            await _tagged(conn)
+        assert conn.closed
+    run(body)
+
+
+# =========================================================================== awaitable or not
+
+CONN_AWAITED = ("commit", "rollback", "begin", "ping", "select_db", "autocommit",
+                "ensure_closed", "show_warnings", "kill", "change_user", "set_charset")
+CONN_PLAIN = ("cursor", "close", "get_autocommit", "character_set_name", "thread_id",
+              "get_server_info", "escape", "literal")
+CUR_AWAITED = ("execute", "executemany", "fetchone", "fetchmany", "fetchall", "nextset",
+               "callproc", "scroll", "close", "fetch_arrow_table", "load_table")
+
+
+def test_which_calls_are_awaitable():
+    for name in CONN_AWAITED:
+        assert inspect.iscoroutinefunction(getattr(mysqlc.aio.Connection, name)), name
+    for name in CONN_PLAIN:
+        f = getattr(mysqlc.aio.Connection, name)
+        assert callable(f) and not inspect.iscoroutinefunction(f), name
+    for cls in (acur.Cursor, acur.DictCursor, acur.SSCursor, acur.SSDictCursor):
+        for name in CUR_AWAITED:
+            assert inspect.iscoroutinefunction(getattr(cls, name)), (cls, name)
+        assert not inspect.iscoroutinefunction(cls.mogrify)
+        assert not inspect.iscoroutinefunction(cls.fetch_record_batches)
+    for name in ("closed", "open", "server_version", "charset", "encoding"):
+        assert isinstance(getattr(mysqlc.aio.Connection, name), property), name
+    for name in ("description", "rowcount", "lastrowid", "arraysize", "rownumber"):
+        assert isinstance(getattr(acur.BaseCursor, name), property), name
+
+
+def test_connection_calls(run, conn_kwargs, root_conn_kwargs):
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        sync = mysqlc.connect(**conn_kwargs)
+        try:     # the sync API's answers
+            assert conn.escape("a'b") == sync.escape("a'b")
+            assert conn.literal(None) == sync.literal(None)
+            assert conn.literal(("x", 1)) == sync.literal(("x", 1))
+        finally:
+            sync.close()
+        assert conn.get_autocommit() is False
+        await conn.autocommit(True)
+        assert conn.get_autocommit() is True
+        await conn.autocommit(False)
+        await conn.begin()
+        cur = conn.cursor()
+        await cur.execute("CREATE TEMPORARY TABLE tx (i INT) ENGINE=InnoDB")
+        await cur.execute("INSERT INTO tx VALUES (1)")
+        await conn.rollback()
+        await cur.execute("SELECT COUNT(*) FROM tx")
+        assert await cur.fetchone() == (0,)
+        await cur.execute("INSERT INTO tx VALUES (2)")
+        await conn.commit()
+        await cur.execute("SELECT COUNT(*) FROM tx")
+        assert await cur.fetchone() == (1,)
+        await conn.ping()
+        await conn.select_db("information_schema")
+        await cur.execute("SELECT DATABASE()")
+        assert await cur.fetchone() == ("information_schema",)
+        await cur.execute("SELECT CAST('x' AS INT)")
+        assert (await conn.show_warnings())[0][1] == 1292
+        await conn.set_charset("latin1")
+        assert conn.character_set_name() == "latin1"
+        await conn.change_user(conn_kwargs["user"], conn_kwargs["password"],
+                               conn_kwargs["database"])
+        await _tagged(conn)
+        victim = await mysqlc.aio.connect(**conn_kwargs)
+        admin = await mysqlc.aio.connect(**root_conn_kwargs)
+        await admin.kill(victim.thread_id())
+        with pytest.raises(mysqlc.OperationalError):
+            await victim.cursor().execute("SELECT 1")
+        assert victim.closed
+        await admin.ensure_closed()
+        victim.close()
+        await conn.ensure_closed()
+        assert conn.closed
+        await conn.ensure_closed()           # again: nothing (aiomysql)
+        conn.close()
+    run(body)
+
+
+# =========================================================================== closing
+
+def test_closed_and_ensure_closed_is_graceful(run, conn_kwargs, root_conn_kwargs):
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        tid = conn.thread_id()
+        assert conn.closed is False
+        await conn.ensure_closed()
+        assert conn.closed is True and conn.open is False
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            await conn.cursor().execute("SELECT 1")
+        assert ei.value.args[0] == 2006
+        return tid
+    tid = run(body)
+    assert _wait_gone(root_conn_kwargs, tid)   # COM_QUIT: the server ends the session
+
+
+@pytest.mark.parametrize("when", ["loop idle", "loop closed"])
+def test_close_without_the_loop(conn_kwargs, root_conn_kwargs, when):
+    """close() is a plain call: SQLAlchemy calls it from garbage collection, outside any
+    task, even after the loop ended.  The server sees the session end."""
+    loop = asyncio.new_event_loop()
+    try:
+        conn = loop.run_until_complete(mysqlc.aio.connect(**conn_kwargs))
+        loop.run_until_complete(_tagged(conn))
+        tid = conn.thread_id()
+        if when == "loop closed":
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
+        conn.close()                       # no running loop here
+        assert conn.closed
+        conn.close()                       # again: nothing
+        if when == "loop idle":
+            loop.run_until_complete(asyncio.sleep(0.01))   # the transport's callbacks
+    finally:
+        if not loop.is_closed():
+            loop.run_until_complete(loop.shutdown_default_executor())
+            loop.close()
+    assert _wait_gone(root_conn_kwargs, tid)
+
+
+def test_close_while_an_await_is_pending(run, conn_kwargs):
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        cur = conn.cursor()
+        task = asyncio.create_task(cur.execute("SELECT SLEEP(2)"))
+        await asyncio.sleep(0.3)
+        assert not task.done()
+        t0 = time.monotonic()
+        conn.close()                       # at once, from the loop, the await pending
+        assert conn.closed
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            await task
+        assert ei.value.args[0] in (2013, 2006), ei.value.args
+        assert time.monotonic() - t0 < 2
+        with pytest.raises(mysqlc.OperationalError):
+            await conn.cursor().execute("SELECT 1")
+        await _tagged(await mysqlc.aio.connect(**conn_kwargs))   # the server is fine
+    run(body)
+
+
+def test_async_with_closes(run, conn_kwargs):
+    async def body():
+        async with await mysqlc.aio.connect(**conn_kwargs) as conn:
+            await _tagged(conn)
+        assert conn.closed
+        with pytest.raises(ZeroDivisionError):
+            async with await mysqlc.aio.connect(**conn_kwargs) as conn2:
+                1 / 0
+        assert conn2.closed
+    run(body)
+
+
+# =========================================================================== concurrency
+
+def test_one_connection_used_by_two_tasks(run, conn_kwargs):
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        cur = conn.cursor()
+        first = asyncio.create_task(cur.execute("SELECT SLEEP(0.5), 'first'"))
+        await asyncio.sleep(0.1)
+        with pytest.raises(mysqlc.ProgrammingError, match="another operation"):
+            await conn.cursor().execute("SELECT 'second'")
+        with pytest.raises(mysqlc.ProgrammingError):
+            await conn.commit()
+        assert await first == 1
+        assert await cur.fetchall() == ((0, "first"),)   # its own result, whole
+        await _tagged(conn)
+        # many tasks over many connections at once, each with its own results
+        conns = [await mysqlc.aio.connect(**conn_kwargs) for _ in range(5)]
+
+        async def work(c, k):
+            for i in range(20):
+                await _tagged(c, "c%d-%d" % (k, i))
+        await asyncio.gather(*(work(c, k) for k, c in enumerate(conns)))
+        for c in conns + [conn]:
+            await c.ensure_closed()
+    run(body)
+
+
+def test_loop_is_not_blocked_while_waiting(run, conn_kwargs):
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+        t = asyncio.create_task(ticker())
+        await conn.cursor().execute("SELECT SLEEP(0.5)")
+        t.cancel()
+        assert ticks >= 20, ticks
+        await conn.ensure_closed()
+    run(body)
+
+
+# =========================================================================== cancellation
+
+async def _execute_sleep(conn):
+    await conn.cursor().execute("SELECT SLEEP(5)")
+
+
+async def _fetch_stream(conn):
+    cur = conn.cursor(acur.SSCursor)
+    await cur.execute("SELECT seq, REPEAT('z', 50) FROM seq_1_to_3000000")
+    while await cur.fetchmany(100):
+        pass
+
+
+async def _async_for_stream(conn):
+    cur = conn.cursor(acur.SSDictCursor)
+    await cur.execute("SELECT seq, REPEAT('z', 50) AS s FROM seq_1_to_3000000")
+    async for _ in cur:
+        pass
+
+
+async def _batches_stream(conn):
+    cur = conn.cursor(acur.SSCursor)
+    await cur.execute("SELECT seq, REPEAT('z', 50) AS s FROM seq_1_to_3000000")
+    async for _ in cur.fetch_record_batches(1000):
+        pass
+
+
+async def _prepared_stream(conn):
+    cur = conn.cursor(acur.SSCursor, prepared=True)
+    await cur.execute("SELECT seq, REPEAT('z', 50) FROM seq_1_to_3000000 WHERE seq > ?", (0,))
+    async for _ in cur:
+        pass
+
+
+CANCELLED = {"execute": _execute_sleep, "fetchmany": _fetch_stream,
+             "async_for": _async_for_stream, "record_batches": _batches_stream,
+             "prepared_stream": _prepared_stream}
+
+
+@pytest.mark.parametrize("name", sorted(CANCELLED))
+def test_timeout_leaves_the_connection_usable(run, conn_kwargs, root_conn_kwargs, name):
+    pytest.importorskip("pyarrow") if name == "record_batches" else None
+    action = CANCELLED[name]
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        tid = conn.thread_id()
+        for _ in range(2):
+            t0 = time.monotonic()
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.3):
+                    await action(conn)
+            # KILL QUERY and the drain are bounded (CANCEL_BUDGET)
+            assert time.monotonic() - t0 < 0.3 + 5.5
+            assert not conn.closed, "cancelled %s closed the connection" % name
+            assert _running_statements(root_conn_kwargs, tid) == []
+            await _tagged(conn)
+            cur = conn.cursor(acur.SSCursor)          # a stream after it is whole
+            await cur.execute("SELECT seq FROM seq_1_to_5000")
+            assert sum([r[0] async for r in cur]) == 5000 * 5001 // 2
+        await conn.ensure_closed()
+    run(body)
+
+
+def test_cancellations_at_random_points(run, conn_kwargs, root_conn_kwargs):
+    """Timeouts landing anywhere in execute, executemany, fetches and streams: after
+    each, the connection answers its own tagged query (or, past the cancel budget, is
+    reported closed -- never out of sync)."""
+    rnd = random.Random(15)
+    rows = [(i, "v%d" % i) for i in range(3000)]
+
+    async def execute(conn):
+        await conn.cursor().execute("SELECT seq, REPEAT('r', 20) FROM seq_1_to_200000")
+
+    async def executemany(conn):
+        await conn.cursor().executemany("INSERT INTO rnd_aio VALUES (%s, %s)", rows)
+
+    async def stream(conn):
+        cur = conn.cursor(acur.SSCursor)
+        await cur.execute("SELECT seq FROM seq_1_to_400000")
+        async for _ in cur:
+            pass
+
+    async def sleep(conn):
+        await conn.cursor().execute("SELECT SLEEP(0.2)")
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        cur = conn.cursor()
+        await cur.execute("CREATE TEMPORARY TABLE rnd_aio (id INT, v VARCHAR(20))")
+        tid = conn.thread_id()
+        done = cancelled = 0
+        for i in range(24):
+            action = rnd.choice([execute, executemany, stream, sleep])
+            try:
+                async with asyncio.timeout(rnd.uniform(0.0, 0.08)):
+                    await action(conn)
+                done += 1
+            except TimeoutError:
+                cancelled += 1
+            assert not conn.closed, "closed after cancelling %s" % action.__name__
+            await _tagged(conn, "r%d" % i)
+        assert cancelled >= 8, (done, cancelled)
+        assert _running_statements(root_conn_kwargs, tid) == []
+        await cur.execute("DELETE FROM rnd_aio")
+        await conn.ensure_closed()
+    run(body, timeout=90)
+
+
+def test_task_cancel_during_execute(run, conn_kwargs, root_conn_kwargs):
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        task = asyncio.create_task(conn.cursor().execute("SELECT SLEEP(5)"))
+        await asyncio.sleep(0.2)
+        t0 = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert time.monotonic() - t0 < 3
+        assert not conn.closed
+        assert _running_statements(root_conn_kwargs, conn.thread_id()) == []
+        await _tagged(conn)
+        await conn.ensure_closed()
+    run(body)
+
+
+# =========================================================================== data work
+
+def test_arrow_and_read_sql(run, conn_kwargs):
+    pa = pytest.importorskip("pyarrow")
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        cur = conn.cursor(acur.SSCursor)
+        await cur.execute("SELECT seq AS n, CONCAT('s', seq) AS s FROM seq_1_to_2500")
+        table = await cur.fetch_arrow_table()
+        assert table.num_rows == 2500 and table.column("n").to_pylist()[-1] == 2500
+        await cur.execute("SELECT seq AS n FROM seq_1_to_2500")
+        sizes = [b.num_rows async for b in cur.fetch_record_batches(1000)]
+        assert sizes == [1000, 1000, 500]
+        t = await mysqlc.aio.read_sql(conn, "SELECT seq AS n FROM seq_1_to_10")
+        assert isinstance(t, pa.Table) and t.num_rows == 10
+        await cur.execute("CREATE TEMPORARY TABLE lt_aio (n INT, s VARCHAR(10))")
+        assert await cur.load_table("lt_aio", pa.table({"n": [1, 2], "s": ["a", "b"]})) == 2
+        await cur.execute("SELECT * FROM lt_aio ORDER BY n")
+        assert list(await cur.fetchall()) == [(1, "a"), (2, "b")]
+        await _tagged(conn)
+        await conn.ensure_closed()
+    run(body)

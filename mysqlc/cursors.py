@@ -1179,10 +1179,16 @@ class SSCursor(BaseCursor):
         self.rownumber += len(rows)
         return rows
 
-    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+    def _next_batch(self) -> list[Any]:
+        """The next read-ahead batch of iteration (``for row in cur``; mysqlc.aio's
+        ``async for``): up to max(arraysize, 256) rows or 1 MiB of packets; [] at the
+        end.  Each row counts in :attr:`rownumber` when it is handed out."""
         self._check_executed()
+        return self._pull(max(self.arraysize, 256), self._batch_bytes)
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
         while True:
-            rows = self._pull(max(self.arraysize, 256), self._batch_bytes)
+            rows = self._next_batch()
             if not rows:
                 return
             for row in rows:

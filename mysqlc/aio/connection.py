@@ -58,6 +58,13 @@ class _Engine(connections.Connection):
             self._kill_query_failed = exc
 
 
+def _kill_quietly(engine: _Engine, thread_id: int) -> None:
+    try:
+        connections.Connection._kill_query_side(engine, thread_id, _KILL_BUDGET)
+    except Exception:   # noqa: BLE001 - best effort: the connection is gone anyway
+        pass
+
+
 async def _stop_cancelled(worker: Worker, msg: Any) -> None:
     """The runner's ``on_cancel``: the caller's await was cancelled while the greenlet
     waited in `msg` (see mysqlc.aio._runner)."""
@@ -201,8 +208,18 @@ class Connection:
         if engine._closed:
             return
         if self._worker.busy:
+            core = engine._conn
+            thread_id = core.thread_id if core is not None and core.open else 0
             if engine._proto is not None:
                 engine._proto.close()
+            if thread_id:
+                # nobody will read the pending command's result: stop it on the server
+                # (in a thread, without waiting, as close() must not need the loop)
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:
+                    return
+                loop.run_in_executor(None, _kill_quietly, engine, thread_id)
             return
         try:
             engine.close()

@@ -10,6 +10,7 @@ the stream as they are fetched, with the sync cursors' bounded memory.
 
 from __future__ import annotations
 
+import collections
 from typing import Any, Optional
 
 from .. import cursors as _sync
@@ -134,9 +135,29 @@ class SSCursor(BaseCursor):
     any size in bounded memory."""
 
     _sync_class = _sync.SSCursor
+    _ahead: Any = None
+
+    def __aiter__(self) -> "SSCursor":
+        self._ahead = None   # a new loop starts from the wire, as a new sync iteration
+        return self
+
+    async def __anext__(self) -> Any:
+        """``async for row in cur``: rows come from the sync cursor's read-ahead
+        batches (``_next_batch``: one greenlet round trip per batch, as the sync
+        iteration reads them); rows of a batch left when the loop is left are dropped
+        with it, as in the sync API."""
+        ahead = self._ahead
+        if not ahead:
+            rows = await self._worker.run(self._sync_obj._next_batch)
+            if not rows:
+                raise StopAsyncIteration
+            self._ahead = ahead = collections.deque(rows)
+        self._sync_obj.rownumber += 1
+        return ahead.popleft()
 
 
 install(SSCursor, _sync.SSCursor, awaited=_FETCH)
+
 
 
 class SSDictCursor(SSCursor):

@@ -110,7 +110,11 @@ def test_module_is_a_dbapi_module_with_the_sync_exceptions():
         assert getattr(mysqlc.aio, name) is getattr(mysqlc, name), name
     assert mysqlc.aio.paramstyle == "format" and mysqlc.aio.apilevel == "2.0"
     assert mysqlc.aio.constants.CLIENT is CLIENT
-    assert inspect.iscoroutinefunction(mysqlc.aio.connect)
+    # connect(): awaitable and an async context manager (aiomysql's two forms); nothing
+    # is opened until it is awaited or entered
+    pending = mysqlc.aio.connect(host="127.0.0.1", port=1)
+    assert inspect.isawaitable(pending)
+    assert hasattr(pending, "__aenter__") and hasattr(pending, "__aexit__")
     assert inspect.iscoroutinefunction(mysqlc.aio.read_sql)
 
 

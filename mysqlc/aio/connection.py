@@ -110,9 +110,8 @@ def _shell(name: str, doc_owner: type, mode: str) -> Callable[..., Any]:
     greenlet (mode "io"), at once inside a coroutine ("now": no I/O, but awaitable as
     in aiomysql), or as a plain call ("plain")."""
     if mode == "io":
-        def method(self: Any, *args: Any, **kwargs: Any) -> Any:   # type: ignore[misc]
-            # returns Worker.run's coroutine: awaitable, without a frame of its own
-            return self._worker.run(getattr(self._sync_obj, name), *args, **kwargs)
+        async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return await self._worker.run(getattr(self._sync_obj, name), *args, **kwargs)
         what = "Awaitable"
     elif mode == "now":
         async def method(self: Any, *args: Any, **kwargs: Any) -> Any:

@@ -9,7 +9,7 @@
 #                                      (for the demo)
 #   bash tools/bootstrap.sh --bench    --peers, and the benchmarks' other peers and tools:
 #                                      mysql-connector-python, MariaDB Connector/Python,
-#                                      connectorx, matplotlib
+#                                      connectorx, asyncmy, aiomysql, uvloop, matplotlib
 #
 # Environment: PYTHON (default python3) is the interpreter the venv is made from.
 # When MYSQLC_TEST_DSN is set no local MariaDB server is installed.
@@ -155,9 +155,10 @@ if [ "$PEERS" = 1 ]; then
     fi
 fi
 if [ "$BENCH" = 1 ]; then
-    # the other peers of benchmarks/bench.py and bench_columnar.py, and the chart
+    # the other peers of benchmarks/bench.py, bench_columnar.py and bench_async.py (asyncmy,
+    # aiomysql, uvloop), and the chart
     for spec in mysql.connector:mysql-connector-python mariadb:mariadb connectorx:connectorx \
-                matplotlib:matplotlib; do
+                asyncmy:asyncmy aiomysql:aiomysql uvloop:uvloop matplotlib:matplotlib; do
         mod="${spec%%:*}" pkg="${spec#*:}"
         if ! "$VPY" -c "import $mod" 2>/dev/null; then
             say "installing $pkg"

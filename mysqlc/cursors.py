@@ -24,6 +24,7 @@ Behaviour follows mysqlclient's ``MySQLdb.cursors`` unless noted:
 
 from __future__ import annotations
 
+import collections
 import re
 import weakref
 from collections.abc import Mapping
@@ -1084,6 +1085,7 @@ class SSCursor(BaseCursor):
 
     def _read_result(self, core, field_count):
         self._keys = None
+        self._ahead = None
         if field_count > 0:
             self.description = core.description
             self.description_flags = core.description_flags
@@ -1112,6 +1114,8 @@ class SSCursor(BaseCursor):
     def _pull(self, n, max_bytes=0):
         """Up to `n` rows (all when n < 0) from the wire, fewer once they add up to
         `max_bytes` of packets (when > 0); [] when done."""
+        if self._ahead:
+            return self._pull_ahead(n, max_bytes)
         streaming = getattr(self, "_streaming", False)
         if not streaming:
             return []
@@ -1179,21 +1183,47 @@ class SSCursor(BaseCursor):
         self.rownumber += len(rows)
         return rows
 
-    def _next_batch(self) -> list[Any]:
-        """The next read-ahead batch of iteration (``for row in cur``; mysqlc.aio's
-        ``async for``): up to max(arraysize, 256) rows or 1 MiB of packets; [] at the
-        end.  Each row counts in :attr:`rownumber` when it is handed out."""
+    #: rows read ahead by an iteration that was left before it used them (a deque): the
+    #: next fetch or iteration returns them first, so leaving a loop loses no row
+    _ahead = None
+
+    def _next_batch(self) -> Any:
+        """The rows iteration hands out next (``for row in cur``; mysqlc.aio's ``async
+        for``): those a loop left unread, else a read-ahead batch of up to
+        max(arraysize, 256) rows or 1 MiB of packets; empty at the end.  Each row counts
+        in :attr:`rownumber` when it is handed out."""
+        ahead = self._ahead
+        if ahead:
+            self._ahead = None
+            return ahead
         self._check_executed()
         return self._pull(max(self.arraysize, 256), self._batch_bytes)
+
+    def _pull_ahead(self, n, max_bytes):
+        """_pull() while rows read ahead are kept: those first, then from the wire."""
+        ahead = self._ahead
+        if 0 <= n < len(ahead):
+            return [ahead.popleft() for _ in range(n)]
+        self._ahead = None
+        rows = list(ahead)
+        if n < 0 or len(rows) < n:
+            rows += self._pull(n if n < 0 else n - len(rows), max_bytes)
+        return rows
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:
         while True:
             rows = self._next_batch()
             if not rows:
                 return
-            for row in rows:
-                self.rownumber += 1
-                yield row
+            batch = iter(rows)
+            try:
+                for row in batch:
+                    self.rownumber += 1
+                    yield row
+            finally:
+                rest = collections.deque(batch)   # the loop was left early: what it did
+                if rest:                          # not take comes next
+                    self._ahead = rest
 
     def scroll(self, value: int, mode: str = "relative") -> None:
         """Skip `value` rows forward (``mode="relative"`` only, value >= 0)."""
@@ -1211,6 +1241,7 @@ class SSCursor(BaseCursor):
         """Drop the rest of the current result set and move to the next one (read
         unbuffered as well); None when there is none."""
         conn = self._get_conn()
+        self._ahead = None
         if conn._is_owner(self):
             core = conn._conn
             while core.rows_pending:

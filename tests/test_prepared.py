@@ -464,9 +464,9 @@ def test_prepared_is_a_mode_of_any_cursor_class(conn):
         pass
 
     cur = conn.cursor(Mine, prepared=True)
-    assert type(cur) is Mine and cur._prepared
+    assert type(sync_obj(cur)) is Mine and sync_obj(cur)._prepared
     assert cur.arraysize == 100          # a server-side cursor's COM_STMT_FETCH batch
-    assert not conn.cursor(Mine)._prepared
+    assert not sync_obj(conn.cursor(Mine))._prepared
     executes = _status(conn, "Com_stmt_execute")
     fetches = _status(conn, "Com_stmt_fetch")
     cur.execute("SELECT seq AS n FROM seq_1_to_250 WHERE seq > %s", (0,))
@@ -479,9 +479,10 @@ def test_prepared_is_a_mode_of_any_cursor_class(conn):
     for cls, prepared in [(C.Cursor, C.PreparedCursor), (C.DictCursor, C.PreparedDictCursor),
                           (C.SSCursor, C.PreparedSSCursor),
                           (C.SSDictCursor, C.PreparedSSDictCursor)]:
-        made = conn.cursor(cls, prepared=True)
+        made = sync_obj(conn.cursor(cls, prepared=True))
         assert type(made) is prepared and isinstance(made, cls) and made._prepared
-        assert type(conn.cursor(prepared)) is prepared and conn.cursor(prepared)._prepared
+        again = sync_obj(conn.cursor(prepared))
+        assert type(again) is prepared and again._prepared
         assert C.prepared_variant(cls) is prepared and C.prepared_variant(prepared) is prepared
         own = {k for k in prepared.__dict__ if not k.startswith("__")}
         assert own <= {"_prepared"}, own     # the flag and nothing else

@@ -66,6 +66,8 @@ class StreamProtocol(asyncio.BufferedProtocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport   # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        self._fd = sock.fileno() if sock is not None else -1
 
     def get_buffer(self, sizehint: int) -> Any:
         core = self.core
@@ -132,10 +134,12 @@ class StreamProtocol(asyncio.BufferedProtocol):
 
     # ---------------------------------------------------------------- engine side
 
+    _fd = -1
+
     def fileno(self) -> int:
-        t = self.transport
-        sock = t.get_extra_info("socket") if t is not None else None
-        return sock.fileno() if sock is not None else -1
+        """The socket's descriptor as it was when the stream opened (kept: a peer that
+        closes at once must still reach the engine as "lost", not as no stream)."""
+        return self._fd
 
     def wait(self, timeout: float) -> int:
         """Called by the engine (inside the connection's greenlet) when it needs bytes:

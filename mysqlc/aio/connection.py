@@ -195,7 +195,11 @@ class Connection:
         one of :mod:`mysqlc.aio.cursors`' classes, or a sync cursor class of
         :mod:`mysqlc.cursors` (its asyncio shell is chosen).  `prepared` as in
         :meth:`mysqlc.connections.Connection.cursor`.  Use it with ``async with``."""
-        shell = _shell_for(cls or self._cursorclass)
+        try:
+            shell = _shell_for(cls or self._cursorclass)
+        except TypeError:
+            self._sync_obj.cursor(cls, prepared)   # the sync API's error for this class
+            raise
         return shell(self, self._sync_obj.cursor(shell._sync_class, prepared))
 
     def close(self) -> None:

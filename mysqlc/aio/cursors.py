@@ -135,24 +135,21 @@ class SSCursor(BaseCursor):
     any size in bounded memory."""
 
     _sync_class = _sync.SSCursor
-    _ahead: Any = None
-
-    def __aiter__(self) -> "SSCursor":
-        self._ahead = None   # a new loop starts from the wire, as a new sync iteration
-        return self
 
     async def __anext__(self) -> Any:
         """``async for row in cur``: rows come from the sync cursor's read-ahead
         batches (``_next_batch``: one greenlet round trip per batch, as the sync
-        iteration reads them); rows of a batch left when the loop is left are dropped
-        with it, as in the sync API."""
-        ahead = self._ahead
+        iteration reads them).  What a loop leaves unread stays on the sync cursor
+        (``_ahead``): the next fetch or loop returns it first."""
+        cur = self._sync_obj
+        ahead = cur._ahead
         if not ahead:
-            rows = await self._worker.run(self._sync_obj._next_batch)
+            rows = await self._worker.run(cur._next_batch)
             if not rows:
                 raise StopAsyncIteration
-            self._ahead = ahead = collections.deque(rows)
-        self._sync_obj.rownumber += 1
+            cur._ahead = ahead = (rows if type(rows) is collections.deque
+                                  else collections.deque(rows))
+        cur.rownumber += 1
         return ahead.popleft()
 
 

@@ -495,3 +495,28 @@ def test_iteration_over_mib_rows_is_bounded_by_bytes_peak_memory(conn):
     core = conn._conn
     assert len(core.fetch(100, None, 3000000)) == 3
     assert len(core.fetch(100, None, 0)) == 7
+
+
+@pytest.mark.parametrize("prepared", [False, True])
+def test_leaving_a_loop_loses_no_row(conn, prepared):
+    """Iteration reads rows ahead in batches; breaking out of ``for row in cur`` and
+    then fetching, or looping again, continues with the next row (the rest of the
+    batch was dropped: up to 255 rows skipped silently)."""
+    cur = conn.cursor(mysqlc.cursors.SSCursor, prepared=prepared)
+    cur.execute("SELECT seq FROM seq_1_to_2000")
+    for row in cur:
+        if row[0] == 10:
+            break
+    assert cur.fetchone() == (11,)
+    assert [r[0] for r in cur.fetchmany(3)] == [12, 13, 14]
+    for row in cur:
+        if row[0] == 500:
+            break
+    rest = [r[0] for r in cur]
+    assert rest == list(range(501, 2001))
+    assert cur.rownumber == 2000 and cur.rowcount == 2000
+    cur.execute("SELECT seq FROM seq_1_to_300")
+    for row in cur:
+        break
+    cur.execute("SELECT 7")           # a new statement: the rows kept from the last are gone
+    assert list(cur) == [(7,)]

@@ -105,6 +105,15 @@ async def _stop_cancelled(worker: Worker, msg: Any) -> None:
             engine._owner = None
 
 
+async def _abandon_connect(worker: Worker, msg: Any) -> None:
+    """The runner's ``on_cancel`` while connecting: the half-done connect is unwound at
+    once (an OperationalError thrown into the greenlet; ``Connection._connect``'s cleanup
+    closes the core and with it the stream).  Left suspended, the greenlet would keep
+    the socket, and the server its session, until the process ends: a suspended
+    greenlet's frames are not collected."""
+    await worker.finish(msg, asyncio.get_running_loop().time(), lambda: None)
+
+
 def _shell(name: str, doc_owner: type, mode: str) -> Callable[..., Any]:
     """A method of the asyncio shell that calls the sync object's `name`: in the
     greenlet (mode "io"), at once inside a coroutine ("now": no I/O, but awaitable as
@@ -319,6 +328,7 @@ async def _connect(kwargs: dict) -> Connection:
     cursorclass = kwargs.pop("cursorclass", None) or Cursor
     shell = shell_for(cursorclass)
     worker = Worker()
+    worker.on_cancel = _abandon_connect
     engine = await worker.run(_Engine, *args, cursorclass=shell._sync_class, **kwargs)
     worker.owner = engine
     worker.on_cancel = _stop_cancelled

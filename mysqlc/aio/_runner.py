@@ -94,11 +94,13 @@ class Worker:
     cancellation; see the module docstring.
     """
 
-    __slots__ = ("_g", "busy", "on_cancel", "owner", "__weakref__")
+    __slots__ = ("_g", "busy", "on_cancel", "owner", "loop", "__weakref__")
 
     def __init__(self) -> None:
         self._g = _WorkerGreenlet(_serve)
         self.busy = False
+        # the loop the connection's stream belongs to (set by the first run())
+        self.loop: Optional[asyncio.AbstractEventLoop] = None
         self.on_cancel: Optional[Callable[..., Any]] = None
         self.owner: Any = None   # the sync connection the greenlet runs
 
@@ -106,6 +108,16 @@ class Worker:
         if self.busy:
             raise ProgrammingError(0, "another operation is in progress on this "
                                    "connection (one await at a time per connection)")
+        loop = asyncio.get_running_loop()
+        if self.loop is None:
+            self.loop = loop
+        elif loop is not self.loop:
+            # its transport and futures are the other loop's (asyncio would raise
+            # "attached to a different loop" from inside the engine, greenlet "cannot
+            # switch to a different thread"); the connection is left as it is
+            raise InterfaceError(0, "this mysqlc.aio connection belongs to another event "
+                                 "loop (%s); use it only in the loop that opened it"
+                                 % ("closed" if self.loop.is_closed() else "still running"))
         self.busy = True
         try:
             g = self._g

@@ -685,3 +685,20 @@ def test_arrow_and_read_sql(run, conn_kwargs):
         await _tagged(conn)
         await conn.ensure_closed()
     run(body)
+
+
+def test_cursor_takes_one_class_and_prepared(run, conn_kwargs):
+    """``cursor(cls, prepared)``: the second positional argument is `prepared` (a bool);
+    aiomysql's ``cursor(DictCursor, SSCursor)`` (several classes mixed) is a TypeError,
+    not a prepared DictCursor."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            with pytest.raises(TypeError, match="one cursor class"):
+                conn.cursor(acur.DictCursor, acur.SSCursor)
+            assert conn.cursor(None, True).sync._prepared
+            assert conn.cursor(acur.SSCursor, prepared=True).sync._prepared
+            assert not conn.cursor(acur.DictCursor).sync._prepared
+        finally:
+            conn.close()
+    run(body)

@@ -199,11 +199,23 @@ class Connection:
         return bool(engine._closed or core is None or not core.open
                     or proto is None or proto._state)
 
-    def cursor(self, cls: Optional[type] = None, prepared: bool = False) -> Any:
+    def cursor(self, cls: Optional[type] = None, *more: Any, prepared: bool = False) -> Any:
         """A new asyncio cursor of `cls` (default: the connection's ``cursorclass``):
         one of :mod:`mysqlc.aio.cursors`' classes, or a sync cursor class of
         :mod:`mysqlc.cursors` (its asyncio shell is chosen).  `prepared` as in
-        :meth:`mysqlc.connections.Connection.cursor`.  Use it with ``async with``."""
+        :meth:`mysqlc.connections.Connection.cursor` (also accepted as the second
+        positional argument).  Use it with ``async with``.
+
+        aiomysql's ``cursor(DictCursor, SSCursor)`` (a class made of several) raises
+        TypeError: name the one class (``SSDictCursor``)."""
+        if more:
+            if len(more) == 1 and isinstance(more[0], (bool, int)) and not prepared:
+                prepared = bool(more[0])
+            else:
+                raise TypeError(
+                    "cursor() takes one cursor class (aiomysql's cursor(A, B) mixing of "
+                    "several classes is not supported: use e.g. mysqlc.aio.SSDictCursor), "
+                    "got %r" % ((cls,) + more,))
         try:
             shell = _shell_for(cls or self._cursorclass)
         except TypeError:

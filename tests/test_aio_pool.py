@@ -558,3 +558,29 @@ def test_bad_credentials(conn_kwargs):
         pool.close()
         await pool.wait_closed()
     run(main())
+
+
+def test_release_while_an_await_runs_closes_the_connection(conn_kwargs):
+    """A connection released while another task still awaits on it (a caller's bug) is
+    not handed out again: the next acquire() gets another connection, which answers
+    its own query; the await in progress fails with 2013 (the stream was closed)."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1) as pool:
+            conn = await pool.acquire()
+            tid = conn.thread_id()
+
+            async def busy():
+                async with conn.cursor() as cur:
+                    await cur.execute("SELECT SLEEP(2)")
+            task = asyncio.ensure_future(busy())
+            await asyncio.sleep(0.2)
+            pool.release(conn)
+            other = await asyncio.wait_for(pool.acquire(), 5)
+            assert other is not conn and conn.closed
+            await tagged(other, 41)
+            with pytest.raises(mysqlc.OperationalError) as err:
+                await asyncio.wait_for(task, 5)
+            assert err.value.args[0] == 2013
+            pool.release(other)
+            assert wait_gone(conn_kwargs, [tid]) == {}
+    run(main())

@@ -569,9 +569,15 @@ def _in_transaction(conn):
 
 
 def _at_rest(conn):
-    """No result left unread on the wire (the sync connection's own test,
-    ``Connection._pending``): the next command can be sent as it is.  A connection
+    """No await in progress and no result left unread on the wire (the sync
+    connection's own test, ``Connection._pending``): the next command can be sent as it
+    is.  A connection
     whose state cannot be read (closed underneath) counts as not at rest."""
+    if conn._worker.busy:
+        # released while one of its awaits is still running (another task): handing it
+        # out would give the next user "another operation is in progress" or, once the
+        # first await ends, a connection someone else still uses
+        return False
     try:
         return not conn.sync._pending()
     except Exception:

@@ -702,3 +702,69 @@ def test_cursor_takes_one_class_and_prepared(run, conn_kwargs):
         finally:
             conn.close()
     run(body)
+
+
+def _sessions_of(root_kwargs, user):
+    c = mysqlc.connect(**root_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("SELECT ID FROM information_schema.PROCESSLIST WHERE USER = %s", (user,))
+        return {r[0] for r in cur.fetchall()}
+    finally:
+        c.close()
+
+
+def test_cancelled_connects_leave_no_session(run, conn_kwargs, root_conn_kwargs):
+    """connect() cancelled at random points of the TCP connect, the handshake and the
+    post-connect statements (init_command) -- once or twice -- leaves no session on the
+    server while the process goes on (a suspended greenlet is never collected: the
+    half-done connect must be unwound, closing its stream)."""
+    before = _sessions_of(root_conn_kwargs, conn_kwargs["user"])
+    rnd = random.Random(15)
+
+    async def body():
+        cancelled = 0
+        for i in range(120):
+            task = asyncio.ensure_future(mysqlc.aio.connect(init_command="SET @a := 1",
+                                                            **conn_kwargs))
+            delay = rnd.choice([0, rnd.uniform(0, 0.002), rnd.uniform(0, 0.01)])
+            if delay:
+                await asyncio.sleep(delay)
+            task.cancel()
+            if rnd.random() < 0.3:
+                await asyncio.sleep(0)
+                task.cancel()
+            await asyncio.wait({task})
+            if task.cancelled():
+                cancelled += 1
+            else:
+                conn = task.result()
+                await _tagged(conn)
+                conn.close()
+        assert cancelled > 20, cancelled
+        await asyncio.sleep(0.3)   # the server ends the sessions whose socket closed
+        deadline = time.monotonic() + 5
+        while True:
+            left = _sessions_of(root_conn_kwargs, conn_kwargs["user"]) - before
+            if not left or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
+        assert left == set(), "sessions left by cancelled connects: %r" % (left,)
+    run(body)
+
+
+def test_connection_used_from_another_loop_is_interface_error(conn_kwargs):
+    """A connection opened in one event loop and used in another (a second asyncio.run,
+    or another thread's loop) raises InterfaceError before any I/O; close() still works."""
+    async def opened():
+        return await mysqlc.aio.connect(**conn_kwargs)
+    conn = asyncio.run(opened())
+
+    async def use():
+        with pytest.raises(mysqlc.InterfaceError, match="another event loop"):
+            await conn.cursor().execute("SELECT 1")
+        with pytest.raises(mysqlc.InterfaceError, match="another event loop"):
+            await conn.ping()
+    asyncio.run(use())
+    conn.close()
+    assert conn.closed

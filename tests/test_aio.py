@@ -768,3 +768,19 @@ def test_connection_used_from_another_loop_is_interface_error(conn_kwargs):
     asyncio.run(use())
     conn.close()
     assert conn.closed
+
+
+def test_connect_accepts_aiomysql_echo(run, conn_kwargs):
+    """aiomysql's ``connect(echo=True)`` is accepted and kept as ``conn.echo`` (as
+    ``create_pool(echo=...)``); no query is logged."""
+    async def body():
+        conn = await mysqlc.aio.connect(echo=True, **conn_kwargs)
+        try:
+            assert conn.echo is True
+            await _tagged(conn)
+        finally:
+            conn.close()
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        assert conn.echo is False
+        conn.close()
+    run(body)

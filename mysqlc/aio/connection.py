@@ -180,6 +180,9 @@ class Connection:
     is closed instead (:attr:`closed` becomes True).
     """
 
+    #: aiomysql's ``connect(echo=...)``, kept (mysqlc logs no queries)
+    echo = False
+
     def __init__(self, worker: Worker, engine: _Engine, cursorclass: type) -> None:
         self._worker = worker
         self._sync_obj = engine
@@ -324,7 +327,8 @@ def connect(*args: Any, **kwargs: Any) -> Any:
     Takes every argument of :func:`mysqlc.connect` (a DSN string first, keyword
     arguments, option files), with aiomysql's names too (``db``; ``cursorclass``: a
     :mod:`mysqlc.aio.cursors` class or a sync one; ``loop`` is accepted and ignored: the
-    running loop is used).  Raises the sync API's exceptions with its numbers and texts
+    running loop is used; ``echo`` is accepted and kept as ``conn.echo``, as
+    ``create_pool(echo=...)``, but queries are not logged).  Raises the sync API's exceptions with its numbers and texts
     (OperationalError 2003 "Can't connect to server on ...", 1045 access denied, ...).
     """
     if args:
@@ -337,6 +341,7 @@ async def _connect(kwargs: dict) -> Connection:
     kwargs = dict(kwargs)
     args = kwargs.pop("_args", ())
     kwargs.pop("loop", None)   # aiomysql's parameter; the running loop is used
+    echo = bool(kwargs.pop("echo", False))   # aiomysql's (it logs queries): kept, unused
     cursorclass = kwargs.pop("cursorclass", None) or Cursor
     shell = shell_for(cursorclass)
     worker = Worker()
@@ -344,4 +349,6 @@ async def _connect(kwargs: dict) -> Connection:
     engine = await worker.run(_Engine, *args, cursorclass=shell._sync_class, **kwargs)
     worker.owner = engine
     worker.on_cancel = _stop_cancelled
-    return Connection(worker, engine, shell)
+    conn = Connection(worker, engine, shell)
+    conn.echo = echo
+    return conn

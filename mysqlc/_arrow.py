@@ -144,6 +144,13 @@ class _Batches:
     def __init__(self, cursor, batch_size, decimal, progress):
         if cursor.description is None:
             raise ProgrammingError(0, "the last statement returned no result set")
+        if getattr(cursor, "_ahead", None):
+            # rows an iteration read ahead are Python objects already: the columnar
+            # reader would start after them (skipping them silently)
+            raise ProgrammingError(
+                0, "%d rows of this result were read ahead by a loop that was left early: "
+                "fetch them (fetchmany/fetchall) before a columnar read of the rest"
+                % len(cursor._ahead))
         if batch_size is not None and batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.cursor = cursor

@@ -149,6 +149,11 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
             raise ProgrammingError(0, "unknown key(s) in ssl: %s" % ", ".join(sorted(unknown)))
         opts = dict(ssl)
         want_tls = True
+    elif type(ssl).__module__ == "ssl":   # ssl.SSLContext (PyMySQL's and aiomysql's form)
+        raise NotSupportedError(
+            0, "ssl=%s cannot be used: mysqlc does TLS in its C core with OpenSSL; give "
+            "ssl={'ca': ..., 'cert': ..., 'key': ...} or ssl_mode='VERIFY_IDENTITY' with "
+            "ssl_ca=... instead" % type(ssl).__name__)
     else:
         raise ProgrammingError(0, "ssl must be a dict or a bool")
     ca = _path(ssl_ca if ssl_ca is not None else opts.get("ca"), "ssl ca")

@@ -68,14 +68,22 @@ async def _tagged(conn, tag=None):
     await cur.close()
 
 
-def _running_statements(root_kwargs, thread_id):
-    """What the server still runs for `thread_id` (sync root connection)."""
+def _running_statements(root_kwargs, thread_id, settle=2.0):
+    """What the server still runs for `thread_id` (sync root connection), polled for up
+    to `settle` seconds: the server's thread reports the end of a statement a moment
+    after its last packet was read ("Writing to net"), while a statement that really
+    goes on (an unkilled SLEEP(30)) stays listed."""
     c = mysqlc.connect(**root_kwargs)
+    end = time.monotonic() + settle
     try:
         cur = c.cursor()
-        cur.execute("SELECT COMMAND, INFO FROM information_schema.PROCESSLIST WHERE ID = %s",
-                    (thread_id,))
-        return [r for r in cur.fetchall() if r[0] != "Sleep"]
+        while True:
+            cur.execute("SELECT COMMAND, INFO FROM information_schema.PROCESSLIST "
+                        "WHERE ID = %s", (thread_id,))
+            left = [r for r in cur.fetchall() if r[0] != "Sleep"]
+            if not left or time.monotonic() > end:
+                return left
+            time.sleep(0.02)
     finally:
         c.close()
 

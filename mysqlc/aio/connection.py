@@ -15,6 +15,7 @@ import inspect
 from typing import Any, Callable, Optional
 
 from .. import connections, cursors as _sync_cursors
+from ..constants import SERVER_STATUS
 from ..connections import _KILL_BUDGET
 from ._runner import CANCEL_BUDGET, Worker, _Undrainable, await_only
 from ._transport import open_stream
@@ -201,6 +202,23 @@ class Connection:
         proto = engine._proto
         return bool(engine._closed or core is None or not core.open
                     or proto is None or proto._state)
+
+    @property
+    def loop(self) -> Optional[asyncio.AbstractEventLoop]:
+        """The event loop the connection belongs to (aiomysql's ``conn.loop``)."""
+        return self._worker.loop
+
+    @property
+    def server_thread_id(self) -> tuple:
+        """``(thread_id,)``, as PyMySQL and aiomysql give it."""
+        return (self._sync_obj._conn.thread_id,)
+
+    def get_transaction_status(self) -> bool:
+        """True while a transaction is open: SERVER_STATUS_IN_TRANS of the server's last
+        OK/EOF packet (aiomysql's method)."""
+        core = self._sync_obj._conn
+        return bool(core is not None and core.open
+                    and core.server_status & SERVER_STATUS.SERVER_STATUS_IN_TRANS)
 
     def cursor(self, cls: Optional[type] = None, *more: Any, prepared: bool = False) -> Any:
         """A new asyncio cursor of `cls` (default: the connection's ``cursorclass``):

@@ -223,6 +223,10 @@ class Pool:
 
     # ------------------------------------------------------------------ acquire
 
+    def get(self):
+        """aiomysql's older name of :meth:`acquire` (``async with pool.get() as conn``)."""
+        return self.acquire()
+
     def acquire(self):
         """A connection from the pool: ``conn = await pool.acquire()`` (hand it back with
         ``pool.release(conn)``) or ``async with pool.acquire() as conn:``.

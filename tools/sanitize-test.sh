@@ -50,7 +50,13 @@ LOG="$TMP/pytest.log"
 # allocations gain 13-21 KB of numpy-converted objects over a window's extra runs, which the
 # normal build (pymalloc or PYTHONMALLOC=malloc) does not show (flat from 300 to 3,000 runs);
 # not explained yet, so it is checked in the normal suite only.
-MEMORY_TESTS="not streams_without_reading_it_whole and not peak_memory and not stays_near_its_wire_size and not odd_parameter_types_and_packet_refusals"
+# The asyncio tests (mysqlc.aio: test_aio*.py and the [aio] runs of the shared scenarios;
+# SQLAlchemy's asyncio dialect) are left out too: they run in a greenlet, and greenlet's
+# stack switching (it copies C stack slices to the heap and back) cannot run under ASan
+# (stack-buffer-underflow in greenlet's own memcpy, then a crash; not mysqlc's code).
+# tests/test_transport_py.py drives the same C transport (src/transport_py.c) from a
+# blocking socket object, and runs here.
+MEMORY_TESTS="not streams_without_reading_it_whole and not peak_memory and not stays_near_its_wire_size and not odd_parameter_types_and_packet_refusals and not aio and not async"
 export MYSQLC_SANITIZED=1   # tests/test_leaks.py then checks traced allocations, not RSS
 LD_PRELOAD="$LIBASAN $LIBUBSAN" "$VPY" -m pytest tests -p no:cacheprovider -k "$MEMORY_TESTS" "$@" 2>&1 | tee "$LOG"
 status=${PIPESTATUS[0]}

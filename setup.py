@@ -47,28 +47,56 @@ def dependency_flags():
     return cflags, ldflags
 
 
+def _compiles(compiler, source, extra_args, include_dirs=()):
+    """True when `compiler` compiles the C text `source` (in a temporary directory)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "check.c")
+        with open(src, "w") as f:
+            f.write(source)
+        try:
+            compiler.compile([src], output_dir=tmp, extra_preargs=extra_args,
+                             include_dirs=list(include_dirs))
+        except Exception:
+            return False
+    return True
+
+
+def missing_build_requirement(compiler, extra_args, include_dirs=()):
+    """What the build lacks, as the message for the user, or None when nothing.
+
+    Checked in order, so that each message names the first thing missing: a C compiler
+    that works at all (a program with no #include), Python's headers (<Python.h>),
+    then the OpenSSL and zlib headers.  Without the first, every later check would
+    fail too and blame a header."""
+    cc = getattr(compiler, "compiler_so", None) or getattr(compiler, "compiler", None) or ["cc"]
+    if not _compiles(compiler, "int main(void) { return 0; }\n", extra_args):
+        return ("no working C compiler: %r cannot compile an empty program (set CC to\n"
+                "another compiler). On Debian/Ubuntu install one with:\n"
+                "    apt-get install gcc\n"
+                "or install the prebuilt wheel, which needs no compiler." % (cc[0],))
+    if not _compiles(compiler, "#include <Python.h>\nint main(void) { return 0; }\n",
+                     extra_args, include_dirs):
+        return ("cannot find <Python.h> (Python's development headers). On Debian/Ubuntu "
+                "install them with:\n    apt-get install python3-dev")
+    for name, header in HEADERS.items():
+        if not _compiles(compiler, "#include <%s>\nint main(void) { return 0; }\n" % header,
+                         extra_args):
+            return ("cannot find <%s> (%s). On Debian/Ubuntu install it with:\n"
+                    "    apt-get install %s pkg-config\n"
+                    "or point MYSQLC_CFLAGS / MYSQLC_LDFLAGS at it." % (
+                        header, name, DEBIAN_PACKAGES[name]))
+    return None
+
+
 class BuildExt(build_ext):
     def build_extensions(self):
-        compiler = self.compiler
-        for name, header in HEADERS.items():
-            self._check_header(compiler, name, header)
-        super().build_extensions()
-
-    def _check_header(self, compiler, name, header):
         ext = self.extensions[0]
-        with tempfile.TemporaryDirectory() as tmp:
-            src = os.path.join(tmp, "check.c")
-            with open(src, "w") as f:
-                f.write("#include <%s>\nint main(void) { return 0; }\n" % header)
-            try:
-                compiler.compile([src], output_dir=tmp, extra_preargs=ext.extra_compile_args)
-            except Exception:
-                sys.stderr.write(
-                    "\nmysqlc: cannot find <%s> (%s). On Debian/Ubuntu install it with:\n"
-                    "    apt-get install %s pkg-config\n"
-                    "or point MYSQLC_CFLAGS / MYSQLC_LDFLAGS at it.\n\n"
-                    % (header, name, DEBIAN_PACKAGES[name]))
-                raise SystemExit(1)
+        problem = missing_build_requirement(self.compiler, ext.extra_compile_args,
+                                            self.include_dirs or ())
+        if problem is not None:
+            sys.stderr.write("\nmysqlc: %s\n\n" % problem)
+            raise SystemExit(1)
+        super().build_extensions()
 
 
 cflags, ldflags = dependency_flags()

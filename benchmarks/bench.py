@@ -358,13 +358,13 @@ def import_driver(name):
 
 
 def driver_version(name, mod):
-    version = getattr(mod, "__version__", None)
-    if not version:
-        try:
-            from importlib import metadata
-            version = metadata.version(DRIVER_DIST[name])
-        except Exception:
-            version = None
+    # the installed distribution's version first: a module's __version__ can be another
+    # number (PyMySQL's is the mysqlclient version it claims for Django, 2.2.8)
+    from importlib import metadata
+    try:
+        version = metadata.version(DRIVER_DIST[name])
+    except Exception:
+        version = getattr(mod, "__version__", None)
     if not version and hasattr(mod, "version_info"):
         version = ".".join(str(x) for x in mod.version_info[:3])
     extra = ""

@@ -76,14 +76,15 @@ def import_driver(module_name):
 
 
 def version_of(mod, dist):
-    v = getattr(mod, "__version__", None)
-    if not v:
-        try:
-            from importlib import metadata
-            v = metadata.version(dist)
-        except Exception:
-            v = "?"
-    return v
+    """The version of the installed distribution `dist` (``importlib.metadata``), which
+    is what pip installed: a module's ``__version__`` can be something else (PyMySQL's
+    is the mysqlclient version it claims for Django, not its release).  The module's
+    ``__version__`` only when no distribution is installed (mysqlc built in place)."""
+    from importlib import metadata
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return getattr(mod, "__version__", None) or "?"
 
 
 def section(title):

@@ -81,7 +81,14 @@ def test_extras_pull_what_each_feature_imports():
     assert names("numpy") == {"numpy"}                  # from the Arrow buffers: no pyarrow
     assert names("ed25519") == {"pynacl"}
     assert names("sqlalchemy") == {"sqlalchemy"}
-    assert names("all") == {"pyarrow", "pandas", "polars", "numpy", "pynacl", "sqlalchemy"}
+    assert names("aio") == {"greenlet"}
+    # every extra but test is in all: a user who asks for everything gets mysqlc.aio too
+    everything = set()
+    for extra in extras:
+        if extra not in ("all", "test"):
+            everything |= names(extra)
+    assert names("all") == everything == {
+        "pyarrow", "pandas", "polars", "numpy", "pynacl", "sqlalchemy", "greenlet"}
 
 
 # Each case: modules made unimportable, code run, the extra the message must name.
@@ -98,6 +105,7 @@ HIDDEN_CASES = {
     "ed25519": (["nacl", "nacl.bindings"],
                 "import mysqlc._secure; mysqlc._secure.client_ed25519(b'pw', b'n' * 32)",
                 "ed25519"),
+    "aio": (["greenlet"], "import mysqlc.aio", "aio"),
 }
 
 
@@ -121,6 +129,62 @@ def test_missing_package_message_names_the_extra(case):
     assert ("pip install 'mysqlc[%s]'" % extra) in out.stdout, out.stdout
 
 
+# A finder ahead of every other one: greenlet (and its submodules) cannot be found, as
+# in an environment where it was never installed (ModuleNotFoundError, name="greenlet")
+_NO_GREENLET = """
+import importlib.abc, sys
+class NoGreenlet(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "greenlet" or name.startswith("greenlet."):
+            raise ModuleNotFoundError("No module named %r" % name, name=name)
+        return None
+for name in [m for m in sys.modules if m == "greenlet" or m.startswith("greenlet.")]:
+    del sys.modules[name]
+sys.meta_path.insert(0, NoGreenlet())
+"""
+
+
+@pytest.mark.parametrize("statement", ["import mysqlc.aio", "from mysqlc.aio import connect",
+                                       "import mysqlc.aio.pool"])
+def test_aio_without_greenlet_names_the_extra(statement):
+    script = _NO_GREENLET + "\n".join([
+        "import mysqlc",
+        "try:",
+        "    " + statement,
+        "except ModuleNotFoundError as exc:",
+        "    print(type(exc).__name__, '|', exc.name, '|', exc)",
+        "else:",
+        "    print('no error')",
+        "assert 'mysqlc.aio' not in sys.modules, 'a half-imported mysqlc.aio was kept'",
+        "import mysqlc.columnar   # the sync API does not need greenlet",
+        "print(mysqlc.connect.__name__)",
+    ])
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()
+    kind, name, message = first.split(" | ")
+    assert kind == "ModuleNotFoundError" and name == "greenlet", first
+    assert "pip install 'mysqlc[aio]'" in message, first
+    assert second == "Connection"
+
+
+def test_setup_names_a_missing_compiler(tmp_path):
+    """A build without a working compiler says so (it blamed <openssl/ssl.h>: the header
+    check compiles a file, and that failed for want of a compiler)."""
+    setup_py = os.path.join(ROOT, "setup.py")
+    if not os.path.exists(setup_py):
+        pytest.skip("no setup.py beside tests/ (an installed-wheel run)")
+    env = dict(os.environ, CC=str(tmp_path / "no-such-cc"))
+    out = subprocess.run([sys.executable, setup_py, "-q", "build_ext", "--build-temp",
+                          str(tmp_path / "t"), "--build-lib", str(tmp_path / "l")],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    assert "no working C compiler" in out.stderr and "no-such-cc" in out.stderr, out.stderr
+    assert "openssl" not in out.stderr.lower() and "Python.h" not in out.stderr, out.stderr
+    assert not list(tmp_path.rglob("*.so"))   # it stopped before building anything
+
+
 def test_every_subpackage_is_packaged():
     """Each directory of mysqlc/ with an __init__.py is in [tool.setuptools] packages
     (an unlisted one is missing from the wheel and the sdist's install: mysqlc.aio and
@@ -132,3 +196,25 @@ def test_every_subpackage_is_packaged():
              if "__init__.py" in files and "__pycache__" not in dirpath}
     assert found - listed == set()
     assert listed - found == set()
+
+
+def test_demo_prints_each_driver_distribution_version():
+    """examples/demo.py (tools/demo.sh) names each driver with the version pip installed:
+    PyMySQL's ``__version__`` is the mysqlclient version it claims for Django (2.2.8),
+    not its release."""
+    import importlib.util
+    from importlib import metadata
+    path = os.path.join(ROOT, "examples", "demo.py")
+    if not os.path.exists(path):
+        pytest.skip("no examples/ beside tests/ (an installed-wheel run)")
+    spec = importlib.util.spec_from_file_location("_mysqlc_demo", path)
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    pymysql = pytest.importorskip("pymysql")
+    MySQLdb = pytest.importorskip("MySQLdb")
+    assert demo.version_of(pymysql, "PyMySQL") == metadata.version("PyMySQL")
+    assert metadata.version("PyMySQL") != pymysql.__version__   # what it printed before
+    assert demo.version_of(MySQLdb, "mysqlclient") == metadata.version("mysqlclient")
+    assert demo.version_of(mysqlc, "mysqlc") == mysqlc.__version__
+    for _label, module, dist in demo.PEERS:
+        assert demo.version_of(__import__(module), dist) == metadata.version(dist)

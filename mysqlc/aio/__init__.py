@@ -7,7 +7,20 @@ follow aiomysql: :func:`connect`, :class:`Connection`, the cursors of
 :mod:`mysqlc.aio.cursors`, and the exceptions, ``paramstyle`` and type objects of
 :mod:`mysqlc` (re-exported here, so this module is a DB-API module for SQLAlchemy's
 asyncio adapter).
+
+Importing it without the ``greenlet`` package (the ``aio`` extra) raises
+ModuleNotFoundError naming ``pip install 'mysqlc[aio]'``.
 """
+
+try:
+    import greenlet as _greenlet   # noqa: F401 - the aio extra; _runner switches with it
+except ImportError as _exc:
+    # a bare "No module named 'greenlet'" does not say which extra brings it
+    if _exc.name is None or _exc.name.split(".")[0] != "greenlet":
+        raise
+    raise ModuleNotFoundError(
+        "mysqlc.aio needs the 'greenlet' package (the aio extra): "
+        "pip install 'mysqlc[aio]'", name="greenlet") from _exc
 
 from .. import constants
 from ..errors import (DatabaseError, DataError, Error, IntegrityError, InterfaceError,

@@ -18,7 +18,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, overload
 
 from . import _charsets, _infile_sql, _optionfile, _secure, cursors
-from ._dsn import parse_dsn
+from ._dsn import parse_dsn, redact_host
 from ._state import _NO_ERROR, _busy
 from .constants import CLIENT, CR, SERVER_STATUS
 from .converters import _require_core, _split_conv, _str_fallback, conversions
@@ -147,7 +147,15 @@ def _to_bytes(value, encoding, name):
     if isinstance(value, (bytearray, memoryview)):
         return bytes(value)
     if isinstance(value, str):
-        return value.encode(encoding)
+        if name != "password":
+            return value.encode(encoding)
+        try:
+            return value.encode(encoding)
+        except UnicodeEncodeError as exc:
+            # its .object (and args) would be the password itself
+            where, reason = exc.start, exc.reason
+        raise ValueError("password cannot be encoded as %s: its character %d (%s); give "
+                         "it as bytes" % (encoding, where + 1, reason))
     raise TypeError("%s must be str or bytes, not %s" % (name, type(value).__name__))
 
 
@@ -627,6 +635,13 @@ class Connection:
 
         if host in (None, ""):
             host = "localhost"
+        if isinstance(host, str) and "@" in host:
+            # "user:password@host/db": a DSN without its mysql://, or a URL whose
+            # password has an unescaped '@'; a host-name lookup error would quote it
+            raise ProgrammingError(
+                0, "host %r is not a host name: a DSN starts with mysql:// "
+                "(mysql://user:password@host:port/db, '@' in a password %%-escaped as %%40)"
+                % (redact_host(host),))
         self.host = host
         if port is not None and not isinstance(port, int):
             raise TypeError("port must be an int, not %s" % type(port).__name__)

@@ -244,6 +244,179 @@ def test_access_denied_and_repr_do_not_show_the_password(server, conn_kwargs):
         conn.close()
 
 
+# Every entry point a DSN, a password or an option file reaches, fed what a user gets
+# wrong, with the password "s3cr3t-XYZ": it appears in no text of the exception, its
+# args, or any exception of its __cause__/__context__ chain (suppressed ones included:
+# error reporters such as Sentry record __context__ even under "raise ... from None").
+# Nothing here reaches a server: every host is 127.0.0.1 port 1 (refused) or unparsable.
+
+PW = "s3cr3t-XYZ"
+REFUSED = "127.0.0.1:1"
+
+
+def _chain_texts(exc):
+    seen, out = set(), []
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        out += [str(exc), repr(exc), repr(exc.args)] + [str(a) for a in exc.args]
+        out += ["".join(traceback.format_exception(type(exc), exc, exc.__traceback__))]
+        out += [repr(getattr(exc, a)) for a in ("object", "name", "filename")
+                if getattr(exc, a, None) is not None]
+        if exc.__cause__ is not None:
+            out += _chain_texts(exc.__cause__)
+        exc = exc.__context__
+    return out
+
+
+def _raised(fn):
+    try:
+        result = fn()
+        if hasattr(result, "__await__"):
+            async def wait():
+                return await result
+            from tests._aio_run import run
+            result = run(wait())
+    except Exception as exc:   # noqa: BLE001 - each case must raise; which is checked below
+        return exc
+    pytest.fail("no exception: %r" % (result,))
+
+
+def _sync_cases(tmp_path):
+    from mysqlc import pymysql
+    from mysqlc import _lowlevel
+    cnf = tmp_path / "my.cnf"
+
+    def optfile(text, **kw):
+        def run():
+            cnf.write_text(text)
+            return mysqlc.connect(read_default_file=str(cnf), connect_timeout=2, **kw)
+        return run
+    return {
+        "DSN without its scheme": lambda: mysqlc.connect("u:%s@%s/db" % (PW, REFUSED)),
+        "DSN without its scheme, host name": lambda: mysqlc.connect(
+            "u:%s@no-such-host.invalid/db" % PW, connect_timeout=2),
+        "DSN starting with //": lambda: mysqlc.connect("//u:%s@%s/db" % (PW, REFUSED)),
+        "DSN with one slash": lambda: mysqlc.connect("mysql:/u:%s@%s/db" % (PW, REFUSED)),
+        "host=user:password@host": lambda: mysqlc.connect(host="u:%s@127.0.0.1" % PW,
+                                                           port=1),
+        "unescaped @ in the password": lambda: mysqlc.connect(
+            "mysql://u:%s@x@%s/db" % (PW, REFUSED)),
+        "'/' in the password": lambda: mysqlc.connect("mysql://u:%s/x@%s/db" % (PW, REFUSED)),
+        "'#' in the password": lambda: mysqlc.connect("mysql://u:%s#x@%s/db" % (PW, REFUSED)),
+        "port out of range": lambda: mysqlc.connect("mysql://u:%s@127.0.0.1:99999/db" % PW),
+        "port not a number": lambda: mysqlc.connect("mysql://u:%s@127.0.0.1:x/db" % PW),
+        "query option not a number": lambda: mysqlc.connect(
+            "mysql://u:%s@%s/db?connect_timeout=soon" % (PW, REFUSED)),
+        "password in the query, bad option": lambda: mysqlc.connect(
+            "mysql://u@%s/db?password=%s&no_such_option=1" % (REFUSED, PW)),
+        "another scheme": lambda: mysqlc.connect("postgresql://u:%s@%s/db" % (PW, REFUSED)),
+        "refused": lambda: mysqlc.connect("mysql://u:%s@%s/db" % (PW, REFUSED)),
+        "password not encodable": lambda: mysqlc.connect(
+            host="127.0.0.1", port=1, user="u", password=PW + "\udcff"),
+        "password of a wrong type": lambda: mysqlc.connect(host="127.0.0.1", port=1,
+                                                            password=[PW]),
+        "port as a str": lambda: mysqlc.connect(host="127.0.0.1", port="1", password=PW),
+        "DSN and a bad argument": lambda: mysqlc.connect("mysql://u:%s@%s/db" % (PW, REFUSED),
+                                                          ssl_mode="SOMETIMES"),
+        "option file, refused": optfile("[client]\nhost=127.0.0.1\nport=1\n"
+                                        "password=%s\n" % PW),
+        "option file, unterminated quote": optfile(
+            '[client]\nhost=127.0.0.1\nport=1\npassword="%s\n' % PW),
+        "option file, bad port after the password": optfile(
+            "[client]\npassword=%s\nport=x\n" % PW),
+        "option file, bad ssl-mode": optfile("[client]\nhost=127.0.0.1\nport=1\n"
+                                             "password=%s\nssl-mode=SOMETIMES\n" % PW),
+        "option file and DSN": optfile("[client]\npassword=%s\n" % PW,
+                                       host="mysql://u@127.0.0.1:x/db"),
+        "read_sql, DSN without its scheme": lambda: mysqlc.read_sql(
+            "u:%s@%s/db" % (PW, REFUSED), "SELECT 1"),
+        "read_sql, bad port": lambda: mysqlc.read_sql("mysql://u:%s@h:x/db" % PW, "SELECT 1"),
+        "parse_dsn, bad port": lambda: mysqlc.columnar.parse_dsn("mysql://u:%s@h:x/d" % PW),
+        "PyMySQL flavour, host with the credentials": lambda: pymysql.connect(
+            host="u:%s@127.0.0.1" % PW, port=1),
+        "PyMySQL flavour, refused": lambda: pymysql.connect(host="127.0.0.1", port=1,
+                                                             user="u", password=PW),
+        "MySQLdb._mysql, DSN without its scheme": lambda: _lowlevel.connect(
+            host="u:%s@127.0.0.1" % PW, port=1),
+    }
+
+
+def test_no_password_in_any_connect_error(tmp_path):
+    cases = _sync_cases(tmp_path)
+    shown = []
+    for label, fn in cases.items():
+        exc = _raised(fn)
+        for text in _chain_texts(exc):
+            assert PW not in text, (label, text)
+        shown.append("%s: %s" % (label, exc))
+    # the messages still say what is wrong
+    text = "\n".join(shown)
+    assert "host '***@127.0.0.1' is not a host name: a DSN starts with mysql://" in text
+    assert "DSN must start with mysql:// (no '://' in it)" in text
+    assert "password cannot be encoded as utf-8" in text
+    assert "DSN option connect_timeout='soon' is not a number" in text
+
+
+def test_no_password_in_aio_connect_and_pool_errors():
+    pytest.importorskip("greenlet")
+    import mysqlc.aio
+    dsn = "mysql://u:%s@%s/db" % (PW, REFUSED)
+    cases = {
+        "connect, DSN without its scheme": lambda: mysqlc.aio.connect("u:%s@%s/d"
+                                                                       % (PW, REFUSED)),
+        "connect, bad port": lambda: mysqlc.aio.connect("mysql://u:%s@h:x/d" % PW),
+        "connect, refused": lambda: mysqlc.aio.connect(dsn),
+        "connect, host with the credentials": lambda: mysqlc.aio.connect(
+            host="u:%s@127.0.0.1" % PW, port=1),
+        "create_pool(dsn)": lambda: mysqlc.aio.create_pool(dsn),
+        "create_pool(1, dsn)": lambda: mysqlc.aio.create_pool(1, dsn),
+        "create_pool(host=dsn), refused": lambda: mysqlc.aio.create_pool(host=dsn),
+        "create_pool(host=bad dsn)": lambda: mysqlc.aio.create_pool(
+            host="mysql://u:%s@h:x/d" % PW),
+    }
+    for label, fn in cases.items():
+        exc = _raised(fn)
+        for text in _chain_texts(exc):
+            assert PW not in text, (label, text)
+    exc = _raised(cases["create_pool(dsn)"])
+    assert isinstance(exc, ValueError)
+    assert "a DSN is given as create_pool(host='mysql://...')" in str(exc)
+
+
+def test_no_password_in_sqlalchemy_errors():
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    urls = ["mysql+mysqlc://u:%s@127.0.0.1:x/d" % PW,
+            "mysql+mysqlc://u:%s@%s/d?port=x" % (PW, REFUSED),
+            "mysql+mysqlc://u:%s@%s/d?connect_timeout=soon" % (PW, REFUSED),
+            "mariadb+mysqlc://u:%s@%s/d?prepared=1" % (PW, REFUSED),
+            "mysql+mysqlc://u:%s@x@%s/d" % (PW, REFUSED),      # an unescaped '@'
+            "mysql+mysqlc://u:%s@%s/d" % (PW, REFUSED)]
+    for url in urls:
+        def run(url=url):
+            engine = sqlalchemy.create_engine(url)
+            try:
+                engine.connect().close()
+            finally:
+                engine.dispose()
+        exc = _raised(run)
+        for text in _chain_texts(exc):
+            assert PW not in text, (url, text)
+    pytest.importorskip("greenlet")
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    async def run_async(url):
+        engine = create_async_engine(url)
+        try:
+            async with engine.connect():
+                pass
+        finally:
+            await engine.dispose()
+    for url in urls:
+        exc = _raised(lambda url=url: run_async(url))
+        for text in _chain_texts(exc):
+            assert PW not in text, (url, text)
+
+
 # ------------------------------------------------------------ connect timeout
 
 class SilentListener:

@@ -151,6 +151,16 @@ class _AcquireContext:
             await asyncio.shield(resetting)
 
 
+def _what(value):
+    """`value` for an error message: an int as itself, anything else by its type only (a
+    DSN given as create_pool's first argument holds a password)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return repr(value)
+    hint = (": a DSN is given as create_pool(host='mysql://...')"
+            if isinstance(value, str) and "://" in value else "")
+    return "a %s%s" % (type(value).__name__, hint)
+
+
 class Pool:
     """A pool of ``mysqlc.aio`` connections; made by ``create_pool()``.
 
@@ -163,10 +173,10 @@ class Pool:
 
     def __init__(self, minsize=1, maxsize=10, echo=False, pool_recycle=-1, *,
                  ping_idle=PING_IDLE, **connect_kwargs):
-        if not isinstance(minsize, int) or isinstance(minsize, bool) or minsize < 0:
-            raise ValueError("minsize should be an int, zero or greater (got %r)" % (minsize,))
-        if not isinstance(maxsize, int) or isinstance(maxsize, bool) or maxsize < 0:
-            raise ValueError("maxsize should be an int, zero or greater (got %r)" % (maxsize,))
+        for name, value in (("minsize", minsize), ("maxsize", maxsize)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ValueError("%s should be an int, zero or greater (got %s)"
+                                 % (name, _what(value)))
         if maxsize and maxsize < minsize:
             raise ValueError("maxsize should be not less than minsize (got %d < %d)"
                              % (maxsize, minsize))

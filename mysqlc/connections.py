@@ -360,7 +360,8 @@ class Connection:
     port : int, optional
         TCP port; 0 or None mean the environment variable ``MYSQL_TCP_PORT``, else
         3306 (libmysqlclient's rule).  ProgrammingError for a ``MYSQL_TCP_PORT``
-        that is not a port number.
+        that is not a port number; TypeError for a ``str`` such as ``"3307"`` (as
+        mysqlclient, which takes an int; a DSN's or option file's port is converted).
     unix_socket : str, optional
         Path of the server's unix socket, used when `host` is None or
         ``"localhost"`` (as mysqlclient; other hosts use TCP).
@@ -559,7 +560,7 @@ class Connection:
     def __init__(self, host: Optional[str] = None, user: Union[str, bytes, None] = None,
                  password: Union[str, bytes, None] = None,
                  database: Union[str, bytes, None] = None,
-                 port: Union[int, str, None] = 0,
+                 port: Optional[int] = 0,
                  unix_socket: Optional[str] = None, *,
                  passwd: Union[str, bytes, None] = None, db: Union[str, bytes, None] = None,
                  charset: Optional[str] = None,

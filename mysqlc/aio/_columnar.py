@@ -4,9 +4,36 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
 
 from .. import columnar
+
+if TYPE_CHECKING:
+    import numpy
+    import pandas
+    import polars
+    import pyarrow
+
+    from .connection import Connection
+
+    #: a mysqlc.aio connection or a DSN; the keyword arguments are mysqlc.read_sql's
+    _Source = Union[Connection, str]
+
+
+@overload
+async def read_sql(source: _Source, sql: str, return_type: Literal["arrow"] = "arrow",
+                   **kwargs: Any) -> pyarrow.Table: ...
+@overload
+async def read_sql(source: _Source, sql: str, return_type: Literal["pandas"],
+                   **kwargs: Any) -> pandas.DataFrame: ...
+@overload
+async def read_sql(source: _Source, sql: str, return_type: Literal["polars"],
+                   **kwargs: Any) -> polars.DataFrame: ...
+@overload
+async def read_sql(source: _Source, sql: str, return_type: Literal["numpy"],
+                   **kwargs: Any) -> dict[str, numpy.ndarray[Any, Any]]: ...
+@overload
+async def read_sql(source: _Source, sql: str, return_type: str, **kwargs: Any) -> Any: ...
 
 
 async def read_sql(source: Any, sql: str, return_type: str = "arrow", **kwargs: Any) -> Any:

@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union, overload
 
 from .. import connections, cursors as _sync_cursors
 from ..constants import SERVER_STATUS
 from ..connections import _KILL_BUDGET
 from ._runner import CANCEL_BUDGET, Worker, _Undrainable, await_only
 from ._transport import open_stream
+
+if TYPE_CHECKING:
+    from collections.abc import Generator, Mapping
+
+    from .. import errors as _errors
+    from . import cursors as _aio_cursors
+
+    _AioCursorT = TypeVar("_AioCursorT", bound="_aio_cursors.BaseCursor")
 
 
 def _shell_for(cls: type) -> type:
@@ -184,6 +192,95 @@ class Connection:
     #: aiomysql's ``connect(echo=...)``, kept (mysqlc logs no queries)
     echo = False
 
+    if TYPE_CHECKING:
+        # What install() below gives the class, as a type checker sees it: the sync
+        # methods' signatures, the awaitable ones as coroutine functions (only for the
+        # checker: at run time these names are install()'s generated methods).
+        async def commit(self) -> None: ...
+        async def rollback(self) -> None: ...
+        async def begin(self) -> None: ...
+        async def ping(self, reconnect: bool = False) -> None: ...
+        async def select_db(self, db: Union[str, bytes]) -> None: ...
+        async def autocommit(self, on: bool) -> None: ...
+        async def show_warnings(self) -> tuple[tuple[Any, ...], ...]: ...
+        async def kill(self, thread_id: int) -> None: ...
+        async def change_user(self, user: Union[str, bytes],
+                              passwd: Union[str, bytes, None] = None,
+                              db: Union[str, bytes, None] = None, *,
+                              password: Union[str, bytes, None] = None,
+                              database: Union[str, bytes, None] = None) -> None: ...
+        async def set_charset(self, charset: str) -> None: ...
+        async def set_character_set(self, charset: str,
+                                    collation: Optional[str] = None) -> None: ...
+        async def set_sql_mode(self, sql_mode: str) -> None: ...
+        async def stat(self) -> str: ...
+        def get_autocommit(self) -> bool: ...
+        def character_set_name(self) -> str: ...
+        def thread_id(self) -> int: ...
+        def get_server_info(self) -> str: ...
+        def get_host_info(self) -> str: ...
+        def get_proto_info(self) -> int: ...
+        def escape(self, obj: Any, mapping: Optional[Mapping[Any, Callable[..., Any]]] = None
+                   ) -> Union[str, bytes]: ...
+        def literal(self, obj: Any) -> bytes: ...
+        def escape_string(self, s: Union[str, bytes, bytearray, memoryview]) -> bytes: ...
+        def string_literal(self, obj: Union[str, bytes, bytearray, memoryview]) -> bytes: ...
+        def tls_info(self) -> Optional[dict[str, Any]]: ...
+        def errno(self) -> int: ...
+        def error(self) -> str: ...
+        def sqlstate(self) -> str: ...
+        def fileno(self) -> int: ...
+        def insert_id(self) -> int: ...
+        def affected_rows(self) -> int: ...
+        def warning_count(self) -> int: ...
+        def info(self) -> Optional[str]: ...
+        def field_count(self) -> int: ...
+        @property
+        def open(self) -> bool: ...
+        @property
+        def host(self) -> str: ...
+        @property
+        def port(self) -> int: ...
+        @property
+        def user(self) -> Union[str, bytes]: ...
+        @property
+        def db(self) -> Union[str, bytes, None]: ...
+        @property
+        def database(self) -> Union[str, bytes, None]: ...
+        @property
+        def charset(self) -> str: ...
+        @property
+        def encoding(self) -> str: ...
+        @property
+        def server_version(self) -> str: ...
+        @property
+        def autocommit_mode(self) -> bool: ...
+        @property
+        def client_flag(self) -> int: ...
+        @property
+        def server_capabilities(self) -> int: ...
+        @property
+        def collation(self) -> Optional[str]: ...
+        @property
+        def unix_socket(self) -> Optional[str]: ...
+        @property
+        def messages(self) -> list[Any]: ...
+        @property
+        def encoders(self) -> dict[Any, Any]: ...
+        Error: type[_errors.Error]
+        Warning: type[_errors.Warning]
+        InterfaceError: type[_errors.InterfaceError]
+        DatabaseError: type[_errors.DatabaseError]
+        DataError: type[_errors.DataError]
+        OperationalError: type[_errors.OperationalError]
+        IntegrityError: type[_errors.IntegrityError]
+        InternalError: type[_errors.InternalError]
+        ProgrammingError: type[_errors.ProgrammingError]
+        NotSupportedError: type[_errors.NotSupportedError]
+        cursorclass: type[_sync_cursors.BaseCursor]
+        long_data_threshold: int
+        prepared_cache_size: int
+
     def __init__(self, worker: Worker, engine: _Engine, cursorclass: type) -> None:
         self._worker = worker
         self._sync_obj = engine
@@ -220,7 +317,30 @@ class Connection:
         return bool(core is not None and core.open
                     and core.server_status & SERVER_STATUS.SERVER_STATUS_IN_TRANS)
 
-    def cursor(self, cls: Optional[type] = None, *more: Any, prepared: bool = False) -> Any:
+    # the class of the cursor given (a sync class gives its asyncio shell)
+    @overload
+    def cursor(self, cls: None = None, prepared: bool = False
+               ) -> _aio_cursors.BaseCursor: ...
+    @overload
+    def cursor(self, cls: type[_AioCursorT], prepared: bool = False) -> _AioCursorT: ...
+    @overload
+    def cursor(self, cls: type[_sync_cursors.SSDictCursor], prepared: bool = False
+               ) -> _aio_cursors.SSDictCursor: ...
+    @overload
+    def cursor(self, cls: type[_sync_cursors.SSCursor], prepared: bool = False
+               ) -> _aio_cursors.SSCursor: ...
+    @overload
+    def cursor(self, cls: type[_sync_cursors.DictCursor], prepared: bool = False
+               ) -> _aio_cursors.DictCursor: ...
+    @overload
+    def cursor(self, cls: type[_sync_cursors.Cursor], prepared: bool = False
+               ) -> _aio_cursors.Cursor: ...
+    @overload
+    def cursor(self, cls: type[_sync_cursors.BaseCursor], prepared: bool = False
+               ) -> _aio_cursors.BaseCursor: ...
+
+    def cursor(self, cls: Optional[type] = None, *more: Any,
+               prepared: bool = False) -> Any:
         """A new asyncio cursor of `cls` (default: the connection's ``cursorclass``):
         one of :mod:`mysqlc.aio.cursors`' classes, or a sync cursor class of
         :mod:`mysqlc.cursors` (its asyncio shell is chosen).  `prepared` as in
@@ -325,7 +445,7 @@ class _Connecting:
         self._kwargs = kwargs
         self._conn: Optional[Connection] = None
 
-    def __await__(self) -> Any:
+    def __await__(self) -> Generator[Any, None, Connection]:
         return _connect(self._kwargs).__await__()
 
     async def __aenter__(self) -> Connection:
@@ -338,20 +458,66 @@ class _Connecting:
             await conn.ensure_closed()
 
 
-def connect(*args: Any, **kwargs: Any) -> Any:
-    """Open an asyncio connection: ``conn = await mysqlc.aio.connect(...)``, or ``async
-    with mysqlc.aio.connect(...) as conn``.
+if TYPE_CHECKING:
+    # connect()'s arguments as a type checker sees them: mysqlc.connect()'s (see
+    # mysqlc.connections.Connection.__init__; keep the two in step) and aiomysql's loop
+    # and echo; at run time connect() passes them on as given (below)
+    from ..connections import _DEFAULT_CONNECT_TIMEOUT
 
-    Takes every argument of :func:`mysqlc.connect` (a DSN string first, keyword
-    arguments, option files), with aiomysql's names too (``db``; ``cursorclass``: a
-    :mod:`mysqlc.aio.cursors` class or a sync one; ``loop`` is accepted and ignored: the
-    running loop is used; ``echo`` is accepted and kept as ``conn.echo``, as
-    ``create_pool(echo=...)``, but queries are not logged).  Raises the sync API's exceptions with its numbers and texts
-    (OperationalError 2003 "Can't connect to server on ...", 1045 access denied, ...).
-    """
-    if args:
-        kwargs["_args"] = args
-    return _Connecting(kwargs)
+    def connect(host: Optional[str] = None, user: Union[str, bytes, None] = None,
+                password: Union[str, bytes, None] = None,
+                database: Union[str, bytes, None] = None,
+                port: Optional[int] = 0,
+                unix_socket: Optional[str] = None, *,
+                passwd: Union[str, bytes, None] = None, db: Union[str, bytes, None] = None,
+                charset: Optional[str] = None,
+                collation: Optional[str] = None, autocommit: Optional[bool] = False,
+                session_track: bool = True,
+                connect_timeout: Optional[float] = _DEFAULT_CONNECT_TIMEOUT,
+                read_timeout: Optional[float] = None, write_timeout: Optional[float] = None,
+                init_command: Optional[str] = None, sql_mode: Optional[str] = None,
+                client_flag: int = 0, multi_statements: bool = True,
+                cursorclass: Union[type[_aio_cursors.BaseCursor],
+                                   type[_sync_cursors.BaseCursor], None] = None,
+                conv: Optional[Mapping[Any, Any]] = None,
+                use_unicode: bool = True, binary_prefix: bool = False,
+                local_infile: bool = False,
+                local_infile_dir: Optional[str] = None, prepared_cache_size: int = 64,
+                long_data_threshold: int = 1 << 20,
+                ssl: Union[Mapping[str, Any], bool, None] = None,
+                ssl_mode: Optional[str] = None, ssl_ca: Optional[str] = None,
+                ssl_capath: Optional[str] = None, ssl_cert: Optional[str] = None,
+                ssl_key: Optional[str] = None,
+                ssl_cipher: Optional[str] = None, ssl_verify_cert: Optional[bool] = None,
+                ssl_verify_identity: Optional[bool] = None,
+                ssl_disabled: Optional[bool] = None,
+                tls_version: Union[str, list[str], tuple[str, ...], None] = None,
+                ssl_fingerprint: Union[str, list[str], tuple[str, ...], None] = None,
+                compress: bool = False,
+                server_public_key: Union[str, bytes, None] = None,
+                get_server_public_key: bool = False,
+                enable_cleartext_plugin: bool = False, program_name: Optional[str] = None,
+                conn_attrs: Optional[Mapping[str, str]] = None,
+                named_pipe: bool = False, read_default_file: Optional[str] = None,
+                read_default_group: Optional[str] = None,
+                auth_plugin: Optional[str] = None, protocol: Any = None,
+                loop: Optional[asyncio.AbstractEventLoop] = None,
+                echo: bool = False) -> _Connecting: ...
+else:
+    def connect(*args: Any, **kwargs: Any) -> Any:
+        """Open an asyncio connection: ``conn = await mysqlc.aio.connect(...)``, or ``async
+        with mysqlc.aio.connect(...) as conn``.
+
+        Takes every argument of :func:`mysqlc.connect` (a DSN string first, keyword
+        arguments, option files), with aiomysql's names too (``db``; ``cursorclass``: a
+        :mod:`mysqlc.aio.cursors` class or a sync one; ``loop`` is accepted and ignored: the
+        running loop is used; ``echo`` is accepted and kept as ``conn.echo``, as
+        ``create_pool(echo=...)``, but queries are not logged).  Raises the sync API's exceptions with its numbers and texts
+        (OperationalError 2003 "Can't connect to server on ...", 1045 access denied, ...).
+        """
+        if args:
+            kwargs["_args"] = args
+        return _Connecting(kwargs)
 
 
 async def _connect(kwargs: dict) -> Connection:

@@ -11,10 +11,24 @@ the stream as they are fetched, with the sync cursors' bounded memory.
 from __future__ import annotations
 
 import collections
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
 from .. import cursors as _sync
 from .connection import install
+
+if TYPE_CHECKING:
+    from collections.abc import Generator, Iterable, Mapping, Sequence
+
+    import numpy
+    import pandas
+    import polars
+    import pyarrow
+
+    from .connection import Connection
+
+    _C = TypeVar("_C", bound="BaseCursor")
+    #: ``execute()`` parameters, as the sync cursors take them
+    _Args = Union[Sequence[Any], Mapping[str, Any], Any, None]
 
 _END = object()
 
@@ -30,7 +44,7 @@ class _RecordBatches:
     def __aiter__(self) -> "_RecordBatches":
         return self
 
-    async def __anext__(self) -> Any:
+    async def __anext__(self) -> pyarrow.RecordBatch:
         batch = await self._worker.run(next, self._batches, _END)
         if batch is _END:
             raise StopAsyncIteration
@@ -48,13 +62,69 @@ class BaseCursor:
 
     _sync_class: type = _sync.Cursor
 
-    def __init__(self, connection: Any, cursor: Any) -> None:
+    if TYPE_CHECKING:
+        # What install() gives the class (below), as a type checker sees it: the sync
+        # cursor's signatures, the awaitable methods as coroutine functions.  The rows'
+        # types are the subclasses'; here (the class of ``conn.cursor()`` without a
+        # class) they are Any, as for mysqlc.cursors.BaseCursor.
+        async def execute(self, query: Union[str, bytes], args: _Args = None, *,
+                          infile: Any = None,
+                          attributes: Union[Mapping[str, Any], Iterable[tuple[str, Any]],
+                                            None] = None) -> int: ...
+        async def executemany(self, query: Union[str, bytes],
+                              args: Iterable[Union[Sequence[Any], Mapping[str, Any]]]
+                              ) -> Optional[int]: ...
+        async def callproc(self, procname: Union[str, bytes],
+                           args: Sequence[Any] = ()) -> Sequence[Any]: ...
+        async def nextset(self) -> Optional[bool]: ...
+        async def fetch_arrow_table(self, batch_size: Optional[int] = None, *,
+                                    decimal: str = "decimal",
+                                    progress: Any = None) -> pyarrow.Table: ...
+        async def fetchnumpy(self, *, decimal: str = "decimal", progress: Any = None
+                             ) -> dict[str, numpy.ndarray[Any, Any]]: ...
+        async def fetch_df(self, *, decimal: str = "decimal",
+                           progress: Any = None) -> pandas.DataFrame: ...
+        async def fetch_polars(self, *, decimal: str = "decimal",
+                               progress: Any = None) -> polars.DataFrame: ...
+        async def load_table(self, table: str, data: Any,
+                             columns: Optional[Sequence[str]] = None,
+                             **options: Any) -> int: ...
+        async def fetchone(self) -> Any: ...
+        async def fetchmany(self, size: Optional[int] = None) -> Sequence[Any]: ...
+        async def fetchall(self) -> Sequence[Any]: ...
+        async def scroll(self, value: int, mode: str = "relative") -> None: ...
+        def mogrify(self, query: Union[str, bytes], args: _Args = None) -> str: ...
+        def setinputsizes(self, *args: Any) -> None: ...
+        def setoutputsize(self, size: Any, column: Optional[int] = None) -> None: ...
+        def add_attribute(self, name: str, value: Any) -> None: ...
+        def get_attributes(self) -> Optional[list[tuple[str, Any]]]: ...
+        def remove_attribute(self, name: str) -> Any: ...
+        def clear_attributes(self) -> None: ...
+        @property
+        def description(self) -> Optional[tuple[tuple[Any, ...], ...]]: ...
+        @property
+        def description_flags(self) -> Optional[tuple[int, ...]]: ...
+        @property
+        def rowcount(self) -> int: ...
+        @property
+        def lastrowid(self) -> Optional[int]: ...
+        @property
+        def rownumber(self) -> Optional[int]: ...
+        @property
+        def warning_count(self) -> int: ...
+        @property
+        def messages(self) -> list[Any]: ...
+        arraysize: int
+        max_stmt_length: Optional[int]
+        connection: Connection
+
+    def __init__(self, connection: Connection, cursor: _sync.BaseCursor) -> None:
         self.connection = connection
         self._worker = connection._worker
         self._sync_obj = cursor
 
     @property
-    def sync(self) -> Any:
+    def sync(self) -> _sync.BaseCursor:
         """The :mod:`mysqlc.cursors` cursor this shell drives."""
         return self._sync_obj
 
@@ -62,7 +132,8 @@ class BaseCursor:
     def _executed(self) -> Any:
         return self._sync_obj._executed
 
-    def fetch_record_batches(self, batch_size: Optional[int] = None, **kwargs: Any) -> Any:
+    def fetch_record_batches(self, batch_size: Optional[int] = None,
+                             **kwargs: Any) -> _RecordBatches:
         """``async for batch in cur.fetch_record_batches(n)``: pyarrow RecordBatches of
         the current result (as :meth:`mysqlc.cursors.BaseCursor.fetch_record_batches`)."""
         return _RecordBatches(self._worker,
@@ -79,25 +150,25 @@ class BaseCursor:
         else:
             cur.close()
 
-    def __await__(self) -> Any:
+    def __await__(self: _C) -> Generator[Any, None, _C]:
         # ``cur = await conn.cursor()`` (aiomysql's cursor() is awaitable) gives the cursor
         return self
         yield   # a generator: an awaitable that finishes at once
 
-    def __aiter__(self) -> "BaseCursor":
+    def __aiter__(self: _C) -> _C:
         return self
 
     async def __anext__(self) -> Any:
-        row = await self.fetchone()   # type: ignore[attr-defined]
+        row = await self.fetchone()
         if row is None:
             raise StopAsyncIteration
         return row
 
-    async def __aenter__(self) -> "BaseCursor":
+    async def __aenter__(self: _C) -> _C:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        await self.close()   # type: ignore[attr-defined]
+        await self.close()
 
 
 install(BaseCursor, _sync.BaseCursor,
@@ -119,6 +190,13 @@ class Cursor(BaseCursor):
 
     _sync_class = _sync.Cursor
 
+    if TYPE_CHECKING:
+        async def fetchone(self) -> Optional[tuple[Any, ...]]: ...
+        async def fetchmany(self, size: Optional[int] = None
+                            ) -> tuple[tuple[Any, ...], ...]: ...
+        async def fetchall(self) -> tuple[tuple[Any, ...], ...]: ...
+        async def __anext__(self) -> tuple[Any, ...]: ...
+
 
 install(Cursor, _sync.Cursor, immediate=_FETCH)
 
@@ -128,6 +206,13 @@ class DictCursor(Cursor):
 
     _sync_class = _sync.DictCursor
 
+    if TYPE_CHECKING:
+        async def fetchone(self) -> Optional[dict[str, Any]]: ...  # type: ignore[override]
+        async def fetchmany(self, size: Optional[int] = None  # type: ignore[override]
+                            ) -> tuple[dict[str, Any], ...]: ...
+        async def fetchall(self) -> tuple[dict[str, Any], ...]: ...  # type: ignore[override]
+        async def __anext__(self) -> dict[str, Any]: ...  # type: ignore[override]
+
 
 class SSCursor(BaseCursor):
     """Unbuffered, rows as tuples (:class:`mysqlc.cursors.SSCursor`): rows are read
@@ -136,7 +221,12 @@ class SSCursor(BaseCursor):
 
     _sync_class = _sync.SSCursor
 
-    async def __anext__(self) -> Any:
+    if TYPE_CHECKING:
+        async def fetchone(self) -> Optional[tuple[Any, ...]]: ...
+        async def fetchmany(self, size: Optional[int] = None) -> list[tuple[Any, ...]]: ...
+        async def fetchall(self) -> list[tuple[Any, ...]]: ...
+
+    async def __anext__(self) -> tuple[Any, ...]:
         """``async for row in cur``: rows come from the sync cursor's read-ahead
         batches (``_next_batch``: one greenlet round trip per batch, as the sync
         iteration reads them).  What a loop leaves unread stays on the sync cursor
@@ -162,11 +252,18 @@ class SSDictCursor(SSCursor):
 
     _sync_class = _sync.SSDictCursor
 
+    if TYPE_CHECKING:
+        async def fetchone(self) -> Optional[dict[str, Any]]: ...  # type: ignore[override]
+        async def fetchmany(self, size: Optional[int] = None  # type: ignore[override]
+                            ) -> list[dict[str, Any]]: ...
+        async def fetchall(self) -> list[dict[str, Any]]: ...  # type: ignore[override]
+        async def __anext__(self) -> dict[str, Any]: ...  # type: ignore[override]
 
-_SHELLS: dict = {}
+
+_SHELLS: dict[type, type] = {}
 
 
-def shell_for(cls: type) -> type:
+def shell_for(cls: type) -> type[BaseCursor]:
     """The asyncio cursor class for `cls`: itself when it is one, else the shell of the
     sync class `cls` (buffered or not as `cls` is)."""
     if isinstance(cls, type) and issubclass(cls, BaseCursor):

@@ -39,10 +39,18 @@ The behaviour follows aiomysql 0.2's ``aiomysql/pool.py``; the differences
 release in a transaction, waiters failed by ``close()``) are listed in docs/compat.md.
 """
 
+from __future__ import annotations
+
 import asyncio
 import collections
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..constants import SERVER_STATUS
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine, Generator
+
+    from .connection import Connection
 
 __all__ = ["create_pool", "Pool"]
 
@@ -56,8 +64,9 @@ RESET_TIMEOUT = 5.0
 QUIT_TIMEOUT = 2.0
 
 
-def create_pool(minsize=1, maxsize=10, echo=False, pool_recycle=-1, *,
-                ping_idle=PING_IDLE, **connect_kwargs):
+def create_pool(minsize: int = 1, maxsize: int = 10, echo: bool = False,
+                pool_recycle: float = -1, *, ping_idle: Optional[float] = PING_IDLE,
+                **connect_kwargs: Any) -> _PoolContext:
     """Open a pool of ``mysqlc.aio`` connections.
 
     Use ``pool = await create_pool(...)`` or ``async with create_pool(...) as pool:``
@@ -108,18 +117,18 @@ class _PoolContext:
 
     __slots__ = ("_coro", "_pool")
 
-    def __init__(self, coro):
+    def __init__(self, coro: Coroutine[Any, Any, Pool]) -> None:
         self._coro = coro
-        self._pool = None
+        self._pool: Optional[Pool] = None
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, None, Pool]:
         return self._coro.__await__()
 
-    async def __aenter__(self):
+    async def __aenter__(self) -> Pool:
         self._pool = await self._coro
         return self._pool
 
-    async def __aexit__(self, exc_type, exc, tb):
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         pool, self._pool = self._pool, None
         pool.close()
         await pool.wait_closed()
@@ -131,19 +140,19 @@ class _AcquireContext:
 
     __slots__ = ("_pool", "_coro", "_conn")
 
-    def __init__(self, pool):
+    def __init__(self, pool: Pool) -> None:
         self._pool = pool
         self._coro = pool._acquire()
-        self._conn = None
+        self._conn: Optional[Connection] = None
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, None, Connection]:
         return self._coro.__await__()
 
-    async def __aenter__(self):
+    async def __aenter__(self) -> Connection:
         self._conn = await self._coro
         return self._conn
 
-    async def __aexit__(self, exc_type, exc, tb):
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         conn, self._conn = self._conn, None
         resetting = self._pool._release(conn)
         if resetting is not None:
@@ -171,8 +180,9 @@ class Pool:
     A pool belongs to the event loop it was created on.
     """
 
-    def __init__(self, minsize=1, maxsize=10, echo=False, pool_recycle=-1, *,
-                 ping_idle=PING_IDLE, **connect_kwargs):
+    def __init__(self, minsize: int = 1, maxsize: int = 10, echo: bool = False,
+                 pool_recycle: float = -1, *, ping_idle: Optional[float] = PING_IDLE,
+                 **connect_kwargs: Any) -> None:
         for name, value in (("minsize", minsize), ("maxsize", maxsize)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ValueError("%s should be an int, zero or greater (got %s)"
@@ -203,41 +213,41 @@ class Pool:
     # ------------------------------------------------------------------ attributes
 
     @property
-    def minsize(self):
+    def minsize(self) -> int:
         return self._minsize
 
     @property
-    def maxsize(self):
+    def maxsize(self) -> int:
         return self._maxsize
 
     @property
-    def size(self):
+    def size(self) -> int:
         return len(self._free) + len(self._used) + len(self._resetting) + self._opening
 
     @property
-    def freesize(self):
+    def freesize(self) -> int:
         return len(self._free)
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._closed
 
     @property
-    def echo(self):
+    def echo(self) -> bool:
         return self._echo
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "closed" if self._closed else "closing" if self._closing else "open"
         return "<mysqlc.aio.Pool %s size=%d free=%d maxsize=%d waiting=%d>" % (
             state, self.size, self.freesize, self._maxsize, len(self._waiters))
 
     # ------------------------------------------------------------------ acquire
 
-    def get(self):
+    def get(self) -> _AcquireContext:
         """aiomysql's older name of :meth:`acquire` (``async with pool.get() as conn``)."""
         return self.acquire()
 
-    def acquire(self):
+    def acquire(self) -> _AcquireContext:
         """A connection from the pool: ``conn = await pool.acquire()`` (hand it back with
         ``pool.release(conn)``) or ``async with pool.acquire() as conn:``.
 
@@ -396,7 +406,7 @@ class Pool:
 
     # ------------------------------------------------------------------ release
 
-    def release(self, conn):
+    def release(self, conn: Connection) -> asyncio.Future[None]:
         """Hand a connection back to the pool.  A plain call (as aiomysql's); it
         returns an awaitable that finishes when the connection is back in the pool or
         closed -- ``await pool.release(conn)`` waits for the rollback of a transaction
@@ -481,7 +491,7 @@ class Pool:
 
     # ------------------------------------------------------------------ closing
 
-    async def clear(self):
+    async def clear(self) -> None:
         """Close every free connection (graceful COM_QUIT, bounded by 2 s each)."""
         free = [c for c, _ in self._free]
         self._free.clear()
@@ -490,7 +500,7 @@ class Pool:
             self._forget(c)
             self._room_freed()
 
-    def close(self):
+    def close(self) -> None:
         """Start closing: acquire() raises from now on (and the acquire() calls waiting
         now raise RuntimeError); connections are closed as they come back.  Follow with
         ``await pool.wait_closed()``."""
@@ -502,7 +512,7 @@ class Pool:
             if not fut.done():
                 fut.set_exception(RuntimeError("the pool was closed while waiting to acquire"))
 
-    def terminate(self):
+    def terminate(self) -> None:
         """close(), and close every connection that is out at once (their later
         release() is accepted and does nothing)."""
         self.close()
@@ -513,7 +523,7 @@ class Pool:
         self._used.clear()
         self._wake_closers()
 
-    async def wait_closed(self):
+    async def wait_closed(self) -> None:
         """Close the free connections (graceful COM_QUIT) and wait until every
         connection out has come back (and been closed).
 
@@ -537,10 +547,10 @@ class Pool:
             await fut
         self._closed = True
 
-    async def __aenter__(self):
+    async def __aenter__(self) -> Pool:
         return self
 
-    async def __aexit__(self, exc_type, exc, tb):
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.close()
         await self.wait_closed()
 

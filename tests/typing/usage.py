@@ -46,6 +46,7 @@ def connect(host: str, port: int, user: str, password: str, db: str) -> mysqlc.C
     mysqlc.connect(host, user, password, db, port)   # mysqlclient's positional order
     mysqlc.connect(host=host, no_such_option=1)  # type: ignore[call-arg]
     mysqlc.connect(host=host, port=port, autocommit="yes")  # type: ignore[arg-type]
+    mysqlc.connect(host=host, port="3307")  # type: ignore[arg-type]   # TypeError at run time
     return conn
 
 

@@ -1,0 +1,74 @@
+"""The TYPE_CHECKING declarations of mysqlc.aio (what mypy sees) stay in step with what
+runs: connect()'s declared parameters are mysqlc.connect()'s plus aiomysql's, and every
+method or attribute the shells generate (install()) is declared.  Unit tests, no server;
+tools/typecheck.sh checks the types themselves (tests/typing/usage_aio.py)."""
+
+import ast
+import inspect
+import os
+
+import pytest
+
+pytest.importorskip("greenlet")
+
+from mysqlc import connections  # noqa: E402
+from mysqlc.aio import connection as aio_connection, cursors as aio_cursors  # noqa: E402
+
+AIO = os.path.join(os.path.dirname(connections.__file__), "aio")
+
+
+def _type_checking_defs(path):
+    """{scope: set of names} declared under ``if TYPE_CHECKING:`` (scope "" = module)."""
+    tree = ast.parse(open(path).read())
+    out = {}
+
+    def names(body):
+        got = set()
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                got.add(node.name)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                got.add(node.target.id)
+        return got
+
+    def visit(body, scope):
+        for node in body:
+            if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+                out.setdefault(scope, set()).update(names(node.body))
+                out.setdefault(scope + ":nodes", []).extend(node.body)
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, node.name)
+    visit(tree.body, "")
+    return out
+
+
+def test_connect_declares_the_sync_parameters():
+    decl = _type_checking_defs(os.path.join(AIO, "connection.py"))
+    fn = [n for n in decl[":nodes"] if isinstance(n, ast.FunctionDef) and n.name == "connect"]
+    assert len(fn) == 1
+    a = fn[0].args
+    declared = [x.arg for x in a.args + a.kwonlyargs]
+    sync = [n for n in inspect.signature(connections.Connection.__init__).parameters
+            if n != "self"]
+    assert declared == sync + ["loop", "echo"]
+    assert [x.arg for x in a.args] == [
+        n for n, p in inspect.signature(connections.Connection.__init__).parameters.items()
+        if p.kind is p.POSITIONAL_OR_KEYWORD and n != "self"]
+
+
+@pytest.mark.parametrize("cls", [aio_connection.Connection, aio_cursors.BaseCursor])
+def test_every_generated_name_is_declared(cls):
+    path = os.path.join(AIO, "connection.py" if cls is aio_connection.Connection
+                        else "cursors.py")
+    declared = _type_checking_defs(path).get(cls.__name__, set())
+    # install()'s methods have the bare name as __qualname__, its properties this doc
+    generated = {name for name, value in vars(cls).items()
+                 if getattr(value, "__qualname__", None) == name
+                 or (isinstance(value, property)
+                     and (value.__doc__ or "").startswith("The sync object's"))}
+    assert generated and not generated - declared, sorted(generated - declared)
+    if cls is aio_cursors.BaseCursor:
+        fetch = {"fetchone", "fetchmany", "fetchall"}
+        for sub in (aio_cursors.Cursor, aio_cursors.DictCursor, aio_cursors.SSCursor,
+                    aio_cursors.SSDictCursor):
+            assert fetch <= _type_checking_defs(path)[sub.__name__], sub

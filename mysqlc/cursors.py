@@ -577,15 +577,15 @@ class BaseCursor:
             qb = bytes(query)
         else:
             raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
+        if conn._encoders is None and conn._conn.bulk_operations and _bulk_dml(qb):
+            rows = list(rows)
+            total = self._executemany_bulk(conn, qb, rows)
+            if total is not None:
+                return total
         m = _RE_INSERT_VALUES_BYTES.match(qb)
         if m is not None:
             prefix, postfix = m.group("prefix"), m.group("postfix")
             if not _has_placeholder(prefix) and not _has_placeholder(postfix):
-                if conn._encoders is None and conn._conn.bulk_operations:
-                    rows = list(rows)
-                    total = self._executemany_bulk(conn, qb, rows)
-                    if total is not None:
-                        return total
                 return self._executemany_rows(conn, prefix.replace(b"%%", b"%"),
                                               m.group("values"),
                                               postfix.replace(b"%%", b"%"), rows)
@@ -596,24 +596,37 @@ class BaseCursor:
         return total
 
     def _executemany_bulk(self, conn, query, rows):
-        """MariaDB: the INSERT/REPLACE as one prepared statement and all `rows` through
-        COM_STMT_BULK_EXECUTE, which costs the server less than parsing multi-row
-        statements.  Only where the stored values are the same as with the SQL literals
-        of the text path: sequences of parameters, the default encoders, no float (a
-        float's literal is an exact decimal).  Returns None to use the text path (also
-        when the statement cannot be prepared: the text path then reports its error)."""
-        if not all(type(r) is tuple or type(r) is list for r in rows):
-            return None
+        """MariaDB: an INSERT/REPLACE/UPDATE/DELETE (see :func:`_bulk_dml`) as one prepared
+        statement and all `rows` through COM_STMT_BULK_EXECUTE: one round trip per
+        ``max_allowed_packet`` worth of rows (docs/batching.md).  Only where the stored
+        values are the text path's: the default encoders (the caller checks), sequences
+        (``%s``) or mappings (``%(name)s``) of values that have a binary form (a tuple or
+        list value, which the text path expands for ``IN %s``, does not).  Returns None
+        to use the text path (also when the statement cannot be prepared: the text path
+        then reports its error)."""
+        conn._last_error = _NO_ERROR
+        conn._sync_session()
         sql, names = _to_qmark(query, True)
-        if names is not None:
+        if names is None:
+            if not all(type(r) is tuple or type(r) is list for r in rows):
+                return None
+            params = rows
+        else:
+            if not all(isinstance(r, Mapping) for r in rows):
+                return None
+            try:
+                params = [tuple([r[k] for k in names]) for r in rows]
+            except KeyError:
+                return None
+        if not params[0] or any(type(v) is tuple or type(v) is list for v in params[0]):
             return None
         try:
             stmt = self._statement(conn, sql)
         except (ProgrammingError, OperationalError, NotSupportedError):
             return None
-        if any(len(r) != stmt.nparams for r in rows):
+        if stmt.ncols or any(len(r) != stmt.nparams for r in params):
             return None
-        total = _bulk_execute(self, conn, stmt, rows, exact=True)
+        total = _bulk_execute(self, conn, stmt, params, exact=True)
         if total is not None:
             self._set_executed_lazily(self, conn, "many", query, rows)
         return total
@@ -750,16 +763,30 @@ class BaseCursor:
         conn = self._get_conn()
         if isinstance(query, str):
             query = query.encode(conn.encoding)
-        sql, names = _to_qmark(bytes(query), True)
-        if names is None and not self._server_cursor and all(
-                isinstance(r, (tuple, list)) for r in rows):
+        elif not isinstance(query, (bytes, bytearray, memoryview)):
+            raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
+        query = bytes(query)
+        params = None
+        if conn._conn.bulk_operations and _bulk_dml(query):
+            conn._sync_session()
+            sql, names = _to_qmark(query, True)
+            if names is None:
+                if all(isinstance(r, (tuple, list)) for r in rows):
+                    params = rows
+            elif all(isinstance(r, Mapping) for r in rows):
+                try:
+                    params = [tuple([r[k] for k in names]) for r in rows]
+                except KeyError as e:
+                    raise ProgrammingError(0, "missing parameter %s" % e) from None
+        if params is not None:
             stmt = self._statement(conn, sql)
-            for r in rows:
+            for r in params:
                 if len(r) != stmt.nparams:
                     raise ProgrammingError(
                         0, "wrong number of parameters: the statement has %d placeholders "
                         "but %d parameters were given" % (stmt.nparams, len(r)))
-            total = _bulk_execute(self, conn, stmt, rows, exact=False)
+            total = None if stmt.ncols else _bulk_execute(self, conn, stmt, params,
+                                                          exact=False)
             if total is not None:
                 self._set_executed_lazily(self, conn, "many", query, rows)
                 return total
@@ -1417,6 +1444,20 @@ def _render_executed(cursor, conn, kind, query, args):
         return bytes(query)
 
 
+# The statements executemany sends through COM_STMT_BULK_EXECUTE: INSERT, REPLACE,
+# UPDATE and DELETE (after blanks and /* */ comments), without a RETURNING clause
+# (a result set per row).
+_RE_BULK_DML = re.compile(rb"\A(?:\s|/\*.*?\*/)*(?:INSERT|REPLACE|UPDATE|DELETE)\b",
+                          re.IGNORECASE | re.DOTALL)
+_RE_RETURNING = re.compile(rb"\bRETURNING\b", re.IGNORECASE)
+
+
+def _bulk_dml(query):
+    """True when `query` (bytes) is a DML statement executemany may run with
+    COM_STMT_BULK_EXECUTE (the caller also needs the server's capability)."""
+    return _RE_BULK_DML.match(query) is not None and _RE_RETURNING.search(query) is None
+
+
 def _bulk_execute(cursor, conn, stmt, rows, exact):
     """All of `rows` through COM_STMT_BULK_EXECUTE (MariaDB) as few commands as fit
     ``max_allowed_packet``; sets the cursor's results and returns the affected rows, or
@@ -1444,6 +1485,11 @@ def _bulk_execute(cursor, conn, stmt, rows, exact):
         lock.release()
     if total is not None:
         cursor._rows = ()
+        if getattr(cursor, "_unbuffered", False):   # no result set to read from the socket
+            cursor._streaming = False
+            cursor._ahead = None
+            cursor._keys = None
+            cursor._buffer = []
         cursor.rownumber = 0
         cursor.rowcount = total
         cursor.lastrowid = conn._conn.insert_id

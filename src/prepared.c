@@ -3,6 +3,7 @@
  * COM_STMT_BULK_EXECUTE, server-side cursors (COM_STMT_FETCH), COM_STMT_RESET and
  * COM_STMT_CLOSE.  No socket. */
 #include "conn_internal.h"
+#include <datetime.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -318,12 +319,22 @@ done:
     return ret;
 }
 
-/* stmt_bulk_execute(statement_id, rows, max_payload=16 MiB, encoding="utf-8")
+/* stmt_bulk_execute(statement_id, rows, max_payload=16 MiB, encoding="utf-8", exact=False)
        -> total affected rows, or None
    MariaDB's COM_STMT_BULK_EXECUTE: all rows of parameters in as few commands as fit
-   max_payload.  Returns None, having sent nothing, when the server lacks the capability
-   or a column's values do not share one binary type (the caller then executes row by
-   row).  Rows must all have the statement's parameter count (checked by the caller). */
+   max_payload (one round trip each).  A command carries one type per column
+   (STMT_BULK_FLAG_SEND_TYPES_TO_SERVER), so the values of a column are given one type
+   per command (see bulk_join): NULL goes with anything; bool/int mixes travel as the
+   widest integer (or as DECIMAL digits when signed and unsigned 64-bit values or ints
+   beyond 64 bits meet); ints with Decimals as DECIMAL text; floats with ints of at most
+   2**53 in magnitude as DOUBLE; str/bytes/datetime/date/time/timedelta mixes as strings
+   written as the text protocol's literals write them.  Any other mix (a float with a
+   Decimal, a number with a string) starts a new command at the row where the types
+   change.  Returns None, having sent nothing, when the server lacks the capability,
+   and with `exact` also when a value has no binary form (the caller's text path
+   then writes it or reports it).  Rows must all have the statement's parameter count
+   (checked here too: ProgrammingError).  A server error stops at the failing command;
+   the commands before it were applied. */
 /* Append v to a growable array of size_t; 0, or -1 with MemoryError. */
 static int push_bound(size_t **a, size_t *n, size_t *cap, size_t v) {
     if (*n == *cap) {
@@ -337,110 +348,309 @@ static int push_bound(size_t **a, size_t *n, size_t *cap, size_t v) {
     return 0;
 }
 
+/* What a parameter value is for COM_STMT_BULK_EXECUTE: its own binary type (BK_TINY ..
+   BK_TIME), or (BK_NUMDEC, BK_TEXT) the type a column of mixed values is sent as. */
+enum {
+    BK_NULL = 0, BK_TINY, BK_LLS /* int, |v| <= 2**53 */, BK_LL /* other signed 64-bit */,
+    BK_ULL /* 2**63 .. 2**64-1 */, BK_NUMDEC /* DECIMAL text: ints beyond 64 bits, mixes */,
+    BK_DOUBLE, BK_DEC /* decimal.Decimal */, BK_STR, BK_BLOB, BK_DT, BK_DATE, BK_TIME,
+    BK_TEXT /* a string-like mix, as text */, BK_OTHER = 0xFE, BK_CONFLICT = 0xFF
+};
+
+static int bk_intlike(unsigned k) { return k == BK_TINY || k == BK_LLS || k == BK_LL || k == BK_ULL || k == BK_NUMDEC; }
+static int bk_strlike(unsigned k) { return k >= BK_STR && k <= BK_TEXT; }
+
+/* The type a column whose values so far are of kind a takes with a value of kind b. */
+static unsigned bulk_join(unsigned a, unsigned b) {
+    if (a == b || b == BK_NULL) return a;
+    if (a == BK_NULL) return b;
+    if ((bk_intlike(a) || a == BK_DEC) && (bk_intlike(b) || b == BK_DEC)) {
+        if (a == BK_NUMDEC || b == BK_NUMDEC || a == BK_DEC || b == BK_DEC) return BK_NUMDEC;
+        if (a == BK_ULL || b == BK_ULL)   /* with a bool: unsigned; with a signed int: digits */
+            return (a == BK_TINY || b == BK_TINY) ? BK_ULL : BK_NUMDEC;
+        return a > b ? a : b;             /* TINY < LLS < LL */
+    }
+    if ((a == BK_DOUBLE && (b == BK_TINY || b == BK_LLS)) ||
+        (b == BK_DOUBLE && (a == BK_TINY || a == BK_LLS)))
+        return BK_DOUBLE;                 /* these ints are exact doubles */
+    if (bk_strlike(a) && bk_strlike(b)) return BK_TEXT;
+    return BK_CONFLICT;
+}
+
+/* wire type and unsigned flag of a column sent as kind k */
+static void bulk_wire_type(unsigned k, unsigned char *t, unsigned char *flag) {
+    static const unsigned char map[] = {
+        [BK_NULL] = MC_TYPE_VAR_STRING, [BK_TINY] = MC_TYPE_TINY, [BK_LLS] = MC_TYPE_LONGLONG,
+        [BK_LL] = MC_TYPE_LONGLONG, [BK_ULL] = MC_TYPE_LONGLONG, [BK_NUMDEC] = MC_TYPE_NEWDECIMAL,
+        [BK_DOUBLE] = MC_TYPE_DOUBLE, [BK_DEC] = MC_TYPE_NEWDECIMAL, [BK_STR] = MC_TYPE_VAR_STRING,
+        [BK_BLOB] = MC_TYPE_BLOB, [BK_DT] = MC_TYPE_DATETIME, [BK_DATE] = MC_TYPE_DATE,
+        [BK_TIME] = MC_TYPE_TIME, [BK_TEXT] = MC_TYPE_VAR_STRING};
+    *t = map[k];
+    *flag = k == BK_ULL ? 0x80 : 0;
+}
+
+/* The kind of value v (after mc_binary_param); BK_OTHER for a type without binary form. */
+static unsigned bulk_kind(mc_state *st, PyObject *v) {
+    if (v == Py_None) return BK_NULL;
+    if (PyBool_Check(v)) return BK_TINY;
+    if (PyLong_Check(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (x == -1 && PyErr_Occurred()) { PyErr_Clear(); return BK_NUMDEC; }
+        if (overflow == 0)
+            return (x <= (1LL << 53) && x >= -(1LL << 53)) ? BK_LLS : BK_LL;
+        if (overflow > 0) {
+            unsigned long long u = PyLong_AsUnsignedLongLong(v);
+            if (u == (unsigned long long)-1 && PyErr_Occurred()) { PyErr_Clear(); return BK_NUMDEC; }
+            return BK_ULL;
+        }
+        return BK_NUMDEC;
+    }
+    if (PyFloat_Check(v)) return BK_DOUBLE;
+    if (PyUnicode_Check(v)) return BK_STR;
+    if (PyBytes_Check(v) || PyByteArray_Check(v) || PyMemoryView_Check(v)) return BK_BLOB;
+    if (PyDateTime_Check(v)) return BK_DT;
+    if (PyDate_Check(v)) return BK_DATE;
+    if (PyTime_Check(v) || PyDelta_Check(v)) return BK_TIME;
+    if (st->Decimal) {
+        int r = PyObject_IsInstance(v, st->Decimal);
+        if (r < 0) { PyErr_Clear(); return BK_OTHER; }
+        if (r) return BK_DEC;
+    }
+    return BK_OTHER;
+}
+
+/* Write v (of kind k, not NULL) as a value of a column sent as kind `as`; the cases where
+   the value's own binary form is not the column's (the joins of bulk_join).  0 or -1. */
+static int bulk_encode_as(mc_writer *w, PyObject *v, unsigned k, unsigned as) {
+    if (as == BK_LLS || as == BK_LL || as == BK_ULL || as == BK_DOUBLE) {
+        /* from a bool (k == BK_TINY) or, for DOUBLE, an int within 2**53 */
+        uint64_t bits;
+        if (as == BK_DOUBLE) {
+            double d = k == BK_TINY ? (v == Py_True ? 1.0 : 0.0) : (double)PyLong_AsLongLong(v);
+            if (PyErr_Occurred()) return -1;
+            memcpy(&bits, &d, 8);
+        } else {
+            bits = v == Py_True ? 1 : 0;
+        }
+        unsigned char b[8];
+        for (int i = 0; i < 8; i++) b[i] = (unsigned char)(bits >> (8 * i));
+        return mc_writer_put(w, b, 8);
+    }
+    char buf[64];
+    int n;
+    if (as == BK_NUMDEC) {   /* an int (or bool) as its decimal digits, as the text literal */
+        if (k == BK_TINY) return mc_writer_lenenc_str(w, v == Py_True ? "1" : "0", 1);
+        PyObject *s = PyLong_Type.tp_repr(v);
+        if (!s) return -1;
+        Py_ssize_t l;
+        const char *u = PyUnicode_AsUTF8AndSize(s, &l);
+        int r = u ? mc_writer_lenenc_str(w, u, (size_t)l) : -1;
+        Py_DECREF(s);
+        return r;
+    }
+    /* as == BK_TEXT: a temporal value as the text protocol's literal writes it
+       (src/encode.c: tzinfo ignored, fraction only when nonzero, timedelta hours not
+       wrapped at 24 with the sign before the absolute value) */
+    if (k == BK_DT) {
+        int us = PyDateTime_DATE_GET_MICROSECOND(v);
+        n = snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d",
+                     PyDateTime_GET_YEAR(v), PyDateTime_GET_MONTH(v), PyDateTime_GET_DAY(v),
+                     PyDateTime_DATE_GET_HOUR(v), PyDateTime_DATE_GET_MINUTE(v),
+                     PyDateTime_DATE_GET_SECOND(v));
+        if (us) n += snprintf(buf + n, sizeof buf - (size_t)n, ".%06d", us);
+    } else if (k == BK_DATE) {
+        n = snprintf(buf, sizeof buf, "%04d-%02d-%02d",
+                     PyDateTime_GET_YEAR(v), PyDateTime_GET_MONTH(v), PyDateTime_GET_DAY(v));
+    } else if (PyTime_Check(v)) {
+        int us = PyDateTime_TIME_GET_MICROSECOND(v);
+        n = snprintf(buf, sizeof buf, "%02d:%02d:%02d", PyDateTime_TIME_GET_HOUR(v),
+                     PyDateTime_TIME_GET_MINUTE(v), PyDateTime_TIME_GET_SECOND(v));
+        if (us) n += snprintf(buf + n, sizeof buf - (size_t)n, ".%06d", us);
+    } else {   /* timedelta */
+        long long total_us = (long long)PyDateTime_DELTA_GET_DAYS(v) * 86400000000LL +
+                             (long long)PyDateTime_DELTA_GET_SECONDS(v) * 1000000LL +
+                             PyDateTime_DELTA_GET_MICROSECONDS(v);
+        int neg = total_us < 0;
+        if (neg) total_us = -total_us;
+        long long secs = total_us / 1000000;
+        int us = (int)(total_us % 1000000);
+        n = snprintf(buf, sizeof buf, "%s%lld:%02d:%02d", neg ? "-" : "", secs / 3600,
+                     (int)(secs / 60 % 60), (int)(secs % 60));
+        if (us) n += snprintf(buf + n, sizeof buf - (size_t)n, ".%06d", us);
+    }
+    return mc_writer_lenenc_str(w, buf, (size_t)n);
+}
+
 PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"statement_id", "rows", "max_payload", "encoding", "exact", NULL};
     unsigned long stmt_id;
     PyObject *rows;
     Py_ssize_t max_payload = 16 << 20;
     const char *encoding = "utf-8";
-    int exact = 0;   /* refuse values whose binary form is not what their SQL literal means */
+    int exact = 0;   /* a value without binary form: None (the text path writes it) */
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|nzp", kwlist, &stmt_id, &rows,
                                      &max_payload, &encoding, &exact))
         return NULL;
     if (!(c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS)) Py_RETURN_NONE;
+    if (!PyDateTimeAPI) {
+        PyDateTime_IMPORT;
+        if (!PyDateTimeAPI) return NULL;
+    }
     PyObject *seq = PySequence_Fast(rows, "rows must be a sequence");
     if (!seq) return NULL;
     Py_ssize_t nrows = PySequence_Fast_GET_SIZE(seq);
-    PyObject *ret = NULL, *batches = NULL, *first = NULL;
-    unsigned char *types = NULL;
+    PyObject *ret = NULL, *first = NULL;
+    unsigned char *kinds = NULL;        /* nrows * np: each value's kind */
+    unsigned char *btypes = NULL;       /* nbatches * np: each batch's column kinds */
+    size_t *bstart = NULL, nb = 0, capb = 0;       /* first row of each batch */
     mc_writer w = {0};
-    /* byte offsets in w where each batch ends (C memory: no Python object per batch) */
+    /* byte offsets in w where each command ends, and the batch of each command */
     size_t *bounds = NULL, nbounds = 0, capbounds = 0;
+    size_t *bbatch = NULL, nbbatch = 0, capbbatch = 0;
+    unsigned char *wire = NULL;
     if (nrows == 0) { ret = PyLong_FromLong(0); goto out; }
     first = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, 0), "each row must be a sequence");
     if (!first) goto out;
     Py_ssize_t np = PySequence_Fast_GET_SIZE(first);
     if (np == 0 || np > 65535) { ret = Py_NewRef(Py_None); goto out; }
-    types = PyMem_Calloc((size_t)np, 2);
-    batches = PyList_New(0);
-    if (!types || !batches || mc_writer_init(&w, 4096) < 0) { if (!types) PyErr_NoMemory(); goto out; }
+    if ((size_t)nrows > ((size_t)-1) / (size_t)np) { PyErr_NoMemory(); goto out; }
+    kinds = PyMem_Malloc((size_t)nrows * (size_t)np);
+    wire = PyMem_Malloc(2 * (size_t)np);
+    if (!kinds || !wire) { PyErr_NoMemory(); goto out; }
     PyObject *dec = c->st->Decimal;
     size_t header = 1 + 4 + 2 + 2 * (size_t)np;
-    /* the rows' encoded values go into w; a batch ends where max_payload would be passed */
-    Py_ssize_t batch_start_row = 0;
-    size_t batch_start = 0;
+
+    /* pass 1: each value's kind; a batch (one type per column) ends before the row whose
+       value cannot join its column's type */
+    size_t capbt = 0;
     for (Py_ssize_t r = 0; r < nrows; r++) {
-        /* Ctrl-C while millions of rows are encoded: nothing is sent yet, the connection
-           stays in sync */
         if ((r & 1023) == 1023 && PyErr_CheckSignals() < 0) goto out;
         PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, r), "each row must be a sequence");
-        if (!row) { goto out; }
+        if (!row) goto out;
         if (PySequence_Fast_GET_SIZE(row) != np) {
             Py_DECREF(row);
-                        mc_raise(c->st->ProgrammingError, 0, "row %zd has %zd parameters, expected %zd",
+            mc_raise(c->st->ProgrammingError, 0, "row %zd has %zd parameters, expected %zd",
                      r, PySequence_Fast_GET_SIZE(row), np);
             goto out;
         }
-        size_t row_start = w.len;
+        unsigned char *rk = kinds + (size_t)r * (size_t)np;
         for (Py_ssize_t i = 0; i < np; i++) {
-            /* NumPy scalars, NaT, UUID, sets ...: their builtin-typed value (param_adapt.c) */
             PyObject *v = mc_binary_param(c->st, PySequence_Fast_GET_ITEM(row, i));
             if (!v) { Py_DECREF(row); goto out; }
-            if (v == Py_None) {
-                Py_DECREF(v);
-                if (mc_writer_u8(&w, 1) < 0) { Py_DECREF(row); goto out; }
-                continue;
-            }
-            unsigned char t, tflag;
-            if (exact && PyFloat_Check(v)) {
-                /* a float's literal (its repr) is an exact decimal number; as a DOUBLE
-                   parameter it would store its binary value in a DECIMAL column */
-                Py_DECREF(v);
-                Py_DECREF(row);
-                                ret = Py_NewRef(Py_None);
-                goto out;
-            }
-            if (mc_writer_u8(&w, 0) < 0 ||
-                mc_binary_encode_value(c->st, &w, v, i, encoding, dec, &t, &tflag) < 0) {
+            unsigned k = bulk_kind(c->st, v);
+            if (k == BK_OTHER) {
+                /* the binary encoder's own error for it (nothing is sent) */
+                mc_writer tmp = {0};
+                unsigned char t, tf;
+                if (mc_writer_init(&tmp, 64) == 0 &&
+                    mc_binary_encode_value(c->st, &tmp, v, i, encoding, dec, &t, &tf) == 0)
+                    mc_raise(c->st->ProgrammingError, 0,
+                             "parameter %zd: unsupported type %s for a prepared statement",
+                             i + 1, Py_TYPE(v)->tp_name);
+                mc_writer_free(&tmp);
                 Py_DECREF(v);
                 Py_DECREF(row);
                 if (exact && PyErr_ExceptionMatches(c->st->ProgrammingError)) {
-                    /* a value the binary format has no type for: the text path writes
-                       it, or raises its own error for it (nothing was sent) */
                     PyErr_Clear();
                     ret = Py_NewRef(Py_None);
                 }
                 goto out;
             }
             Py_DECREF(v);
-            unsigned char *slot = types + 2 * i;
-            if (slot[0] == 0 && slot[1] == 0 && t != MC_TYPE_NULL) {
-                slot[0] = t;
-                slot[1] = tflag | 0x01;   /* low bit: slot set (cleared before sending) */
-            } else if (slot[0] != t || (slot[1] & 0x80) != tflag) {
-                Py_DECREF(row);
-                                ret = Py_NewRef(Py_None);   /* mixed types in one column: not for bulk */
-                goto out;
-            }
+            rk[i] = (unsigned char)k;
         }
         Py_DECREF(row);
-        if (r > batch_start_row && header + (w.len - batch_start) > (size_t)max_payload) {
-            /* this row starts the next batch */
-            if (push_bound(&bounds, &nbounds, &capbounds, row_start) < 0) goto out;
-            batch_start_row = r;
-            batch_start = row_start;
+        int conflict = nb == 0;
+        unsigned char *cur = nb ? btypes + (nb - 1) * (size_t)np : NULL;
+        for (Py_ssize_t i = 0; !conflict && i < np; i++)
+            if (bulk_join(cur[i], rk[i]) == BK_CONFLICT) conflict = 1;
+        if (conflict) {   /* this row starts a batch */
+            if (push_bound(&bstart, &nb, &capb, (size_t)r) < 0) goto out;
+            if (nb > capbt) {
+                size_t ncap = capbt ? capbt * 2 : 4;
+                unsigned char *nbt = PyMem_Realloc(btypes, ncap * (size_t)np);
+                if (!nbt) { PyErr_NoMemory(); goto out; }
+                btypes = nbt;
+                capbt = ncap;
+            }
+            memcpy(btypes + (nb - 1) * (size_t)np, rk, (size_t)np);
+        } else {
+            for (Py_ssize_t i = 0; i < np; i++) cur[i] = (unsigned char)bulk_join(cur[i], rk[i]);
         }
     }
-    if (push_bound(&bounds, &nbounds, &capbounds, w.len) < 0) goto out;
-    for (Py_ssize_t i = 0; i < np; i++) {
-        if (types[2 * i] == 0 && types[2 * i + 1] == 0) types[2 * i] = MC_TYPE_VAR_STRING;  /* all NULL */
-        types[2 * i + 1] &= 0x80;
+
+    /* pass 2: the values as their batch's column types; a command ends at a batch's end
+       or where max_payload would be passed */
+    if (mc_writer_init(&w, 4096) < 0) goto out;
+    for (size_t b = 0; b < nb; b++) {
+        size_t r0 = bstart[b], r1 = b + 1 < nb ? bstart[b + 1] : (size_t)nrows;
+        const unsigned char *bt = btypes + b * (size_t)np;
+        size_t cmd_start = w.len, cmd_first_row = r0;
+        for (size_t r = r0; r < r1; r++) {
+            if ((r & 1023) == 1023 && PyErr_CheckSignals() < 0) goto out;
+            PyObject *row = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, (Py_ssize_t)r), "each row must be a sequence");
+            if (!row) goto out;
+            if (PySequence_Fast_GET_SIZE(row) != np) {   /* the sequence changed under us */
+                Py_DECREF(row);
+                mc_raise(c->st->ProgrammingError, 0, "row %zd changed length", (Py_ssize_t)r);
+                goto out;
+            }
+            size_t row_start = w.len;
+            const unsigned char *rk = kinds + r * (size_t)np;
+            for (Py_ssize_t i = 0; i < np; i++) {
+                PyObject *v = mc_binary_param(c->st, PySequence_Fast_GET_ITEM(row, i));
+                if (!v) { Py_DECREF(row); goto out; }
+                unsigned k = bulk_kind(c->st, v), as = bt[i];
+                int rc;
+                if (k != rk[i]) {
+                    Py_DECREF(v);
+                    Py_DECREF(row);
+                    mc_raise(c->st->ProgrammingError, 0, "parameter %zd of row %zd changed type",
+                             i + 1, (Py_ssize_t)r);
+                    goto out;
+                }
+                if (k == BK_NULL) {
+                    rc = mc_writer_u8(&w, 1);
+                } else if (mc_writer_u8(&w, 0) < 0) {
+                    rc = -1;
+                } else if (k == as || (as == BK_LL && k == BK_LLS) ||
+                           (as == BK_NUMDEC && k == BK_DEC) ||
+                           (as == BK_TEXT && (k == BK_STR || k == BK_BLOB))) {
+                    /* the value's own binary form is the column's */
+                    unsigned char t, tf;
+                    rc = mc_binary_encode_value(c->st, &w, v, i, encoding, dec, &t, &tf);
+                } else {
+                    rc = bulk_encode_as(&w, v, k, as);
+                }
+                Py_DECREF(v);
+                if (rc < 0) {
+                    Py_DECREF(row);
+                    if (exact && PyErr_ExceptionMatches(c->st->ProgrammingError)) {
+                        /* nan/inf, a non-finite Decimal: the text path reports it */
+                        PyErr_Clear();
+                        ret = Py_NewRef(Py_None);
+                    }
+                    goto out;
+                }
+            }
+            Py_DECREF(row);
+            if (r > cmd_first_row && header + (w.len - cmd_start) > (size_t)max_payload) {
+                /* this row starts the next command of the batch */
+                if (push_bound(&bounds, &nbounds, &capbounds, row_start) < 0 ||
+                    push_bound(&bbatch, &nbbatch, &capbbatch, b) < 0) goto out;
+                cmd_start = row_start;
+                cmd_first_row = r;
+            }
+        }
+        if (push_bound(&bounds, &nbounds, &capbounds, w.len) < 0 ||
+            push_bound(&bbatch, &nbbatch, &capbbatch, b) < 0) goto out;
     }
     if (mc_conn_enter(c) < 0) { goto out; }
     if (mc_check_idle(c) < 0) { mc_conn_leave(c); goto out; }
     {
         /* every command checked before the first is sent: a row of parameters too large
-           for any command fails the executemany with nothing inserted */
+           for any command fails the executemany with nothing sent */
         size_t largest = 0, prev = 0;
         for (size_t k = 0; k < nbounds; k++) {
             if (bounds[k] - prev > largest) largest = bounds[k] - prev;
@@ -458,16 +668,17 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     if (mc_writer_init(&hdr, header) < 0) failed = 1;
     for (size_t k = 0; !failed && k < nbounds; k++) {
         size_t end = bounds[k];
+        const unsigned char *bt = btypes + bbatch[k] * (size_t)np;
+        for (Py_ssize_t i = 0; i < np; i++) bulk_wire_type(bt[i], wire + 2 * i, wire + 2 * i + 1);
         hdr.len = 0;
         unsigned char cmdhead[7] = {COM_STMT_BULK_EXECUTE,
                                     (unsigned char)stmt_id, (unsigned char)(stmt_id >> 8),
                                     (unsigned char)(stmt_id >> 16), (unsigned char)(stmt_id >> 24),
                                     128, 0};   /* flags: STMT_BULK_FLAG_SEND_TYPES_TO_SERVER */
-        if (mc_writer_put(&hdr, cmdhead, 7) < 0 || mc_writer_put(&hdr, types, 2 * (size_t)np) < 0) {
+        if (mc_writer_put(&hdr, cmdhead, 7) < 0 || mc_writer_put(&hdr, wire, 2 * (size_t)np) < 0) {
             failed = 1;
             break;
         }
-        /* mc_conn_command sends one byte of command + arg: send hdr minus its command byte */
         c->binary = 1;
         c->cursor_wanted = 0;
         c->seq = 0;
@@ -485,15 +696,18 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     }
     mc_writer_free(&hdr);
     mc_conn_leave(c);
-        if (!failed) {
+    if (!failed) {
         c->affected_rows = total;
         ret = PyLong_FromUnsignedLongLong(total);
     }
 out:
     PyMem_Free(bounds);
+    PyMem_Free(bbatch);
+    PyMem_Free(bstart);
+    PyMem_Free(btypes);
+    PyMem_Free(kinds);
+    PyMem_Free(wire);
     mc_writer_free(&w);
-    PyMem_Free(types);
-    Py_XDECREF(batches);
     Py_XDECREF(first);
     Py_DECREF(seq);
     return ret;

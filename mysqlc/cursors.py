@@ -627,8 +627,49 @@ class BaseCursor:
         if stmt.ncols or any(len(r) != stmt.nparams for r in params):
             return None
         total = _bulk_execute(self, conn, stmt, params, exact=True)
+        if total is None and stmt.no_bulk:
+            total = self._executemany_multi(conn, query, rows)
         if total is not None:
             self._set_executed_lazily(self, conn, "many", query, rows)
+        return total
+
+    def _executemany_multi(self, conn, query, rows):
+        """A DML statement the server runs but refuses in COM_STMT_BULK_EXECUTE
+        (INSERT ... SELECT): one text statement per row (the text path's literals), sent
+        together as one multi-statement COM_QUERY per ``max_allowed_packet`` (or
+        :attr:`max_stmt_length`); the server runs them in order as separate statements and
+        stops at the first error (the statements before it stay applied, as with one
+        execute per row).  None without CLIENT_MULTI_STATEMENTS (``multi_statements=False``)
+        or when the parameters need another path (the caller then runs one execute per
+        row)."""
+        if not conn._conn.client_flag & _CLIENT_MULTI_STATEMENTS:
+            return None
+        query = query.rstrip()
+        while query.endswith(b";"):
+            query = query[:-1].rstrip()
+        limit = conn._get_max_allowed_packet() - 1024
+        if self.max_stmt_length:
+            limit = min(limit, self.max_stmt_length)
+        texts = [BaseCursor._format(self, conn, query, params) for params in rows]
+        total = 0
+        start = 0
+        size = 0
+        for i, text in enumerate(texts):
+            # ";\n" ends a statement also after a trailing "-- comment"
+            if i > start and size + 2 + len(text) > limit:
+                total += self._run_multi(conn, b";\n".join(texts[start:i]))
+                start, size = i, 0
+            size += len(text) + 2
+        total += self._run_multi(conn, b";\n".join(texts[start:]))
+        self.rowcount = total
+        return total
+
+    def _run_multi(self, conn, sql):
+        """Send the multi-statement `sql` and read all its results; returns the sum of
+        their affected rows (rowcount, lastrowid and warning_count: the last one's)."""
+        total = max(self._query(conn, sql), 0)
+        while self.nextset():
+            total += max(self.rowcount, 0)
         return total
 
     def _executemany_rows(self, conn, prefix, values, postfix, rows):
@@ -787,6 +828,8 @@ class BaseCursor:
                         "but %d parameters were given" % (stmt.nparams, len(r)))
             total = None if stmt.ncols else _bulk_execute(self, conn, stmt, params,
                                                           exact=False)
+            if total is None and stmt.no_bulk and conn._encoders is None:
+                total = self._executemany_multi(conn, query, rows)
             if total is not None:
                 self._set_executed_lazily(self, conn, "many", query, rows)
                 return total
@@ -1295,13 +1338,16 @@ class SSDictCursor(SSCursor):
 # ---------------------------------------------------------------- prepared statements
 
 class _Statement:
-    __slots__ = ("id", "nparams", "ncols", "types")
+    __slots__ = ("id", "nparams", "ncols", "types", "no_bulk")
 
     def __init__(self, sid, nparams, ncols):
         self.id = sid
         self.nparams = nparams
         self.ncols = ncols
         self.types = None
+        #: the server refused COM_STMT_BULK_EXECUTE for it (1295: INSERT ... SELECT,
+        #: multi-table DELETE): executemany sends it as multi-statement text
+        self.no_bulk = False
 
 
 _RE_QMARK_OUTSIDE_QUOTES = re.compile(
@@ -1452,6 +1498,13 @@ _RE_BULK_DML = re.compile(rb"\A(?:\s|/\*.*?\*/)*(?:INSERT|REPLACE|UPDATE|DELETE)
 _RE_RETURNING = re.compile(rb"\bRETURNING\b", re.IGNORECASE)
 
 
+#: the server's ER_UNSUPPORTED_PS: "This command is not supported in the prepared
+#: statement protocol yet" (COM_STMT_BULK_EXECUTE of INSERT ... SELECT)
+_ER_UNSUPPORTED_PS = 1295
+#: CLIENT_MULTI_STATEMENTS (mysqlc.constants.CLIENT.MULTI_STATEMENTS)
+_CLIENT_MULTI_STATEMENTS = 1 << 16
+
+
 def _bulk_dml(query):
     """True when `query` (bytes) is a DML statement executemany may run with
     COM_STMT_BULK_EXECUTE (the caller also needs the server's capability)."""
@@ -1463,7 +1516,7 @@ def _bulk_execute(cursor, conn, stmt, rows, exact):
     ``max_allowed_packet``; sets the cursor's results and returns the affected rows, or
     None when bulk execution does not apply (server without it, a column whose values
     have different binary types, with `exact` a float value)."""
-    if not stmt.nparams or not conn._conn.bulk_operations:
+    if not stmt.nparams or not conn._conn.bulk_operations or stmt.no_bulk:
         return None
     max_payload = conn._get_max_allowed_packet() - 4096   # before taking the lock
     if cursor.max_stmt_length:
@@ -1479,6 +1532,10 @@ def _bulk_execute(cursor, conn, stmt, rows, exact):
         total = conn._conn.stmt_bulk_execute(stmt.id, rows, max_payload=max_payload,
                                              encoding=conn.encoding, exact=exact)
     except Error as exc:
+        if exc.args and exc.args[0] == _ER_UNSUPPORTED_PS and not stmt.no_bulk:
+            # refused before any row ran (INSERT ... SELECT, multi-table DELETE)
+            stmt.no_bulk = True
+            return None
         conn._note_error(exc)
         raise
     finally:

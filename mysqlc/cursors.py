@@ -530,16 +530,17 @@ class BaseCursor:
                     args: Iterable[Union[Sequence[Any], Mapping[str, Any]]]) -> Optional[int]:
         """Execute `query` once per parameter set in `args`.
 
-        ``INSERT``/``REPLACE ... VALUES (...)`` statements (see
-        :data:`RE_INSERT_VALUES`) are rewritten into multi-row statements, split so
-        that each stays below the server's ``max_allowed_packet`` (or
-        :attr:`max_stmt_length`); anything else runs :meth:`execute` per
-        parameter set.
-
-        In prepared mode, the statement is prepared once for every parameter set: with
-        MariaDB (COM_STMT_BULK_EXECUTE advertised) all sets go in as few commands as fit
-        ``max_allowed_packet`` when every column's values share one binary type,
-        otherwise one COM_STMT_EXECUTE per set reuses the statement.
+        With MariaDB (MARIADB_CLIENT_STMT_BULK_OPERATIONS), ``INSERT``, ``REPLACE``,
+        ``UPDATE`` and ``DELETE`` statements are prepared once and all parameter sets go
+        in COM_STMT_BULK_EXECUTE commands, one per ``max_allowed_packet`` (or
+        :attr:`max_stmt_length`), plus one where a column's value types cannot share
+        one type; ``INSERT ... SELECT`` (which the server refuses in bulk) goes as one
+        multi-statement query per ``max_allowed_packet``.  Otherwise
+        ``INSERT``/``REPLACE ... VALUES (...)`` statements (see :data:`RE_INSERT_VALUES`)
+        are rewritten into multi-row statements, split below the same limit, and
+        anything else runs :meth:`execute` per parameter set (in prepared mode: one
+        COM_STMT_EXECUTE per set on one prepared statement).  docs/batching.md has the
+        paths, the value types and what a failing row leaves applied.
 
         Parameters
         ----------

@@ -28,8 +28,11 @@ mysqlclient's API) and add:
   recognised too;
 * no ``SET NAMES`` round trip on every new connection: mysqlc sends the
   character set (and collation) in the handshake itself;
-* ``executemany`` of ``INSERT ... VALUES`` sent as multi-row statements by
-  :meth:`mysqlc.cursors.BaseCursor.executemany` (``supports_sane_multi_rowcount``);
+* ``executemany`` in a bounded number of round trips: on MariaDB every INSERT,
+  UPDATE and DELETE (so the ORM's flush of many modified objects) as
+  COM_STMT_BULK_EXECUTE commands, elsewhere ``INSERT ... VALUES`` as multi-row
+  statements (:meth:`mysqlc.cursors.BaseCursor.executemany`, docs/batching.md;
+  ``supports_sane_multi_rowcount``);
 * isolation levels ``READ UNCOMMITTED``, ``READ COMMITTED``, ``REPEATABLE READ``,
   ``SERIALIZABLE`` and ``AUTOCOMMIT`` (``Connection.autocommit()``).
 

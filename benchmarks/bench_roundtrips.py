@@ -1,0 +1,217 @@
+"""executemany through a latency proxy: how many round trips each driver's batching costs.
+
+Workloads (each timed including its COMMIT; autocommit off; InnoDB):
+
+* ``update``: ``UPDATE rt SET v = %s WHERE id = %s`` x 1,000 (by primary key)
+* ``delete``: ``DELETE FROM rt WHERE id = %s`` x 1,000
+* ``upsert``: ``INSERT INTO rt (id, v) VALUES (%s, %s) ON DUPLICATE KEY UPDATE v =
+  VALUES(v)`` x 1,000 (half the keys exist)
+* ``insert``: ``INSERT INTO rf (id, f) VALUES (%s, %s)`` x 10,000 with a DOUBLE column
+
+at loopback (direct) and through benchmarks/latency_proxy.py (run as a separate process,
+so its threads do not share the client's GIL) adding a one-way delay: 0.25 ms (0.5 ms
+round trip), 0.5 ms (1 ms) and 1 ms (2 ms).  Drivers: mysqlc (default text cursor, and
+prepared mode), mysqlclient (MySQLdb), PyMySQL, mysql-connector-python and MariaDB
+Connector/Python (``mariadb``) where they are installed; each in its default mode, which
+the report names.  Best of --repeat runs (default 3 at loopback, 2 through the proxy).
+
+    python benchmarks/bench_roundtrips.py [--rtt 0,0.5,1,2] [--repeat N] [--json out.json]
+
+Uses a private server (mysqlc.server) unless MYSQLC_TEST_DSN names one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from mysqlc.server import get_server  # noqa: E402
+
+N = 1000
+N_INSERT = 10000
+
+
+def _drivers():
+    """(name, mode, connect(kw) -> DB-API connection, cursor(conn))."""
+    out = []
+    import mysqlc
+    out.append(("mysqlc", "text cursor: COM_STMT_BULK_EXECUTE",
+                lambda kw: mysqlc.connect(**kw), lambda c: c.cursor()))
+    out.append(("mysqlc prepared", "cursor(prepared=True): COM_STMT_BULK_EXECUTE",
+                lambda kw: mysqlc.connect(**kw), lambda c: c.cursor(prepared=True)))
+    try:
+        import MySQLdb
+        out.append(("mysqlclient %s" % ".".join(map(str, MySQLdb.version_info[:3])),
+                    "default cursor: multi-row INSERT rewrite, else one statement per row",
+                    lambda kw: MySQLdb.connect(**kw), lambda c: c.cursor()))
+    except ImportError:
+        pass
+    try:
+        import pymysql
+        out.append(("PyMySQL %s" % pymysql.__version__,
+                    "default cursor: multi-row INSERT rewrite, else one statement per row",
+                    lambda kw: pymysql.connect(**kw), lambda c: c.cursor()))
+    except ImportError:
+        pass
+    try:
+        import mysql.connector
+        try:
+            from mysql.connector import HAVE_CEXT
+        except ImportError:
+            HAVE_CEXT = False
+        out.append(("mysql-connector-python %s" % mysql.connector.__version__,
+                    "default (%s): multi-row INSERT rewrite, else one statement per row"
+                    % ("C extension" if HAVE_CEXT else "pure Python"),
+                    lambda kw: mysql.connector.connect(**kw), lambda c: c.cursor()))
+    except ImportError:
+        pass
+    try:
+        import mariadb
+        out.append(("MariaDB Connector/Python %s" % mariadb.__version__,
+                    "default cursor: COM_STMT_BULK_EXECUTE",
+                    lambda kw: mariadb.connect(**kw), lambda c: c.cursor()))
+    except ImportError:
+        pass
+    return out
+
+
+def _setup(admin):
+    cur = admin.cursor()
+    cur.execute("DROP TABLE IF EXISTS rt")
+    cur.execute("DROP TABLE IF EXISTS rf")
+    cur.execute("CREATE TABLE rt (id INT PRIMARY KEY, v INT) ENGINE=InnoDB")
+    cur.execute("CREATE TABLE rf (id INT PRIMARY KEY, f DOUBLE) ENGINE=InnoDB")
+    admin.commit()
+
+
+def _reset(admin, kind):
+    cur = admin.cursor()
+    cur.execute("DELETE FROM rt")
+    cur.execute("DELETE FROM rf")
+    if kind in ("update", "delete"):
+        cur.executemany("INSERT INTO rt VALUES (%s, %s)", [(i, 0) for i in range(N)])
+    elif kind == "upsert":
+        cur.executemany("INSERT INTO rt VALUES (%s, %s)", [(i, 0) for i in range(0, N, 2)])
+    admin.commit()
+
+
+WORK = {
+    "update": ("UPDATE rt SET v = %s WHERE id = %s", lambda: [(i + 1, i) for i in range(N)]),
+    "delete": ("DELETE FROM rt WHERE id = %s", lambda: [(i,) for i in range(N)]),
+    "upsert": ("INSERT INTO rt (id, v) VALUES (%s, %s) ON DUPLICATE KEY UPDATE v = VALUES(v)",
+               lambda: [(i, i + 7) for i in range(N)]),
+    "insert": ("INSERT INTO rf (id, f) VALUES (%s, %s)",
+               lambda: [(i, i / 7) for i in range(N_INSERT)]),
+}
+
+CHECK = {
+    "update": ("SELECT COUNT(*) FROM rt WHERE v = id + 1", N),
+    "delete": ("SELECT COUNT(*) = 0 FROM rt", 1),
+    "upsert": ("SELECT COUNT(*) FROM rt WHERE v = id + 7", N),
+    "insert": ("SELECT COUNT(*) FROM rf", N_INSERT),
+}
+
+
+def _proxy(port, one_way_ms):
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "latency_proxy.py"),
+                          "--target-port", str(port), "--one-way-ms", str(one_way_ms),
+                          "--lifetime", "900"], stdout=subprocess.PIPE, text=True)
+    return p, int(p.stdout.readline())
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rtt", default="0,0.5,1,2", help="round-trip times in ms (0: direct)")
+    ap.add_argument("--repeat", type=int, default=0, help="runs per cell (best kept)")
+    ap.add_argument("--only", default="", help="comma-separated driver name prefixes")
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    import mysqlc
+    drivers = _drivers()
+    if a.only:
+        drivers = [d for d in drivers if any(d[0].startswith(p) for p in a.only.split(","))]
+    results = []
+    with get_server() as srv:
+        kw0 = srv.connect_kwargs()
+        admin = mysqlc.connect(**kw0)
+        _setup(admin)
+        for rtt in [float(x) for x in a.rtt.split(",")]:
+            proc = None
+            port = kw0["port"]
+            if rtt > 0:
+                proc, port = _proxy(kw0["port"], rtt / 2)
+            try:
+                kw = dict(host="127.0.0.1", port=port, user=kw0["user"],
+                          password=kw0["password"], database=kw0["database"])
+                repeat = a.repeat or (3 if rtt == 0 else 2)
+                for name, mode, connect, cursor in drivers:
+                    conn = connect(kw)
+                    try:
+                        for kind, (sql, rows_fn) in WORK.items():
+                            rows = rows_fn()
+                            best = None
+                            for _ in range(repeat):
+                                _reset(admin, kind)
+                                cur = cursor(conn)
+                                t0 = time.perf_counter()
+                                cur.executemany(sql, rows)
+                                conn.commit()
+                                dt = time.perf_counter() - t0
+                                cur.close()
+                                best = dt if best is None else min(best, dt)
+                            q, want = CHECK[kind]
+                            c = admin.cursor()
+                            c.execute(q)
+                            got = c.fetchone()[0]
+                            admin.commit()
+                            if got != want:
+                                raise SystemExit("%s %s: check %r gave %r, not %r"
+                                                 % (name, kind, q, got, want))
+                            results.append(dict(driver=name, mode=mode, rtt_ms=rtt,
+                                                kind=kind, seconds=best))
+                            print("%-34s rtt %4.1f ms  %-6s %9.4f s" % (name, rtt, kind, best),
+                                  flush=True)
+                    finally:
+                        conn.close()
+            finally:
+                if proc is not None:
+                    proc.terminate()
+                    proc.wait(10)
+        admin.close()
+    _table(results, drivers)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+def _table(results, drivers):
+    kinds = list(WORK)
+    rtts = sorted({r["rtt_ms"] for r in results})
+    by = {(r["driver"], r["rtt_ms"], r["kind"]): r["seconds"] for r in results}
+    print()
+    print("| driver | RTT (ms) | " + " | ".join(
+        "%s x%d" % (k, N_INSERT if k == "insert" else N) for k in kinds) + " |")
+    print("|---|---|" + "---|" * len(kinds))
+    for rtt in rtts:
+        for name, _m, _c, _k in drivers:
+            cells = []
+            for k in kinds:
+                s = by.get((name, rtt, k))
+                cells.append("—" if s is None else ("%.1f ms" % (s * 1e3) if s < 1 else
+                                                    "%.2f s" % s))
+            print("| %s | %s | %s |" % (name, "loopback" if rtt == 0 else rtt,
+                                        " | ".join(cells)))
+    print()
+    for name, mode, _c, _k in drivers:
+        print("- %s: %s" % (name, mode))
+
+
+if __name__ == "__main__":
+    main()

@@ -348,8 +348,6 @@ int mc_check_idle(mc_conn *c) {
 
 /* ---------------------------------------------------------------- max_allowed_packet */
 
-#define MC_MIN_MAX_PACKET 1024   /* the smallest max_allowed_packet a server accepts */
-
 /* Read the session's @@max_allowed_packet into c->max_packet (once per connection; the
    caller has entered and the connection is idle).  The raw text of the value is parsed,
    so that no converter runs.  A server error leaves the limit unknown (SIZE_MAX: the
@@ -411,6 +409,30 @@ int mc_check_packet(mc_conn *c, size_t payload, const char *what) {
     return -1;
 }
 
+/* Does `s` contain LOCAL, in any case?  Every LOAD DATA LOCAL INFILE statement does (LOAD
+   DATA can be neither prepared nor built at run time), so a statement that does not
+   cannot make a well-behaved server ask for a file. */
+static int mentions_local(const unsigned char *s, size_t n) {
+    for (size_t i = 0; i + 5 <= n; i++) {
+        if ((s[i] | 0x20) == 'l' && (s[i + 1] | 0x20) == 'o' && (s[i + 2] | 0x20) == 'c' &&
+            (s[i + 3] | 0x20) == 'a' && (s[i + 4] | 0x20) == 'l')
+            return 1;
+    }
+    return 0;
+}
+
+/* Before sending the statement `sql`: on a connection that allows LOAD DATA LOCAL INFILE
+   (an infile handler is set), when the statement may be one, read the session's
+   max_allowed_packet now unless it is known, so that the file goes in packets the server
+   accepts (see infile_packet_size in results.c): once the server has asked for the file,
+   no query can be sent until the transfer ends.  One round trip, once per connection, and
+   only then: a statement of MC_MIN_MAX_PACKET bytes or more had the limit read by
+   mc_check_packet, so at most that many bytes are scanned.  0, or -1 (connection failed). */
+int mc_infile_limit_prepare(mc_conn *c, const unsigned char *sql, size_t n) {
+    if (!c->infile_handler || c->max_packet != 0 || !mentions_local(sql, n)) return 0;
+    return mc_read_max_packet(c);
+}
+
 static PyObject *Conn_query(mc_conn *c, PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
@@ -418,6 +440,7 @@ static PyObject *Conn_query(mc_conn *c, PyObject *arg) {
     PyObject *ret = NULL;
     if (mc_check_idle(c) < 0) goto done;
     if (mc_check_packet(c, 1 + (size_t)view.len, "the statement (COM_QUERY)") < 0) goto done;
+    if (mc_infile_limit_prepare(c, view.buf, (size_t)view.len) < 0) goto done;
     c->binary = 0;
     c->cursor_wanted = 0;
     if (mc_send_query(c, view.buf, (size_t)view.len) < 0) goto done;

@@ -25,6 +25,7 @@ enum { ST_IDLE = 0, ST_ROWS = 1, ST_MORE = 2, ST_CURSOR = 3, ST_INFILE = 4 };
 #define RBUF_INITIAL (128 * 1024)
 #define RBUF_KEEP (4 * 1024 * 1024)
 #define MC_MAX_JOINED ((size_t)1 << 30)   /* max_allowed_packet cannot exceed 1 GiB */
+#define MC_MIN_MAX_PACKET 1024   /* the smallest max_allowed_packet a server accepts */
 #define MC_SIGNAL_PACKETS 1024u           /* packets between PyErr_CheckSignals() calls */
 #define MARIADB_CLIENT_STMT_BULK_OPERATIONS (1u << 2)   /* of the extended (upper) 32 bits */
 #define MARIADB_CLIENT_CACHE_METADATA (1u << 4)        /* of the extended (upper) 32 bits */
@@ -116,6 +117,8 @@ struct mc_conn_s {
     uint32_t cursor_stmt;  /* statement whose cursor is open (ST_CURSOR) */
     PyObject *infile_handler;   /* callable(filename: bytes) -> iterable of bytes, or NULL */
     PyObject *infile_exc;  /* ST_INFILE: the handler's exception, raised after the answer */
+    int infile_seq_off;    /* ST_INFILE: the answer came out of sequence (the server gave up
+                              reading the file: a packet it refused), see framing.c */
     int replaying;         /* parsing bytes given to _replay(), no socket */
     int capturing;         /* record every received byte into `capture` */
     mc_writer capture;
@@ -359,6 +362,7 @@ int mc_check_idle(mc_conn *c);
 int mc_read_max_packet(mc_conn *c);
 size_t mc_packet_limit(mc_conn *c, size_t payload);
 int mc_check_packet(mc_conn *c, size_t payload, const char *what);
+int mc_infile_limit_prepare(mc_conn *c, const unsigned char *sql, size_t n);
 PyObject *mc_simple_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t len);
 int mc_conn_add_type(PyObject *module);
 

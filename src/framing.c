@@ -64,8 +64,14 @@ int mc_frame_inflate(mc_conn *c) {
         size_t ulen = mc_load_u24(h + 4);
         if (c->zend - c->zpos < 7 + clen) break;
         if (h[3] != c->cseq) {
-            mc_conn_malformed(c, "compressed packets out of order (unexpected sequence id)");
-            return -1;
+            /* a server that refused a LOCAL INFILE data packet answers with the ids of
+               where it stopped reading; results.c (infile_response) takes only an ERR */
+            if (c->state != ST_INFILE) {
+                mc_conn_malformed(c, "compressed packets out of order (unexpected sequence id)");
+                return -1;
+            }
+            c->infile_seq_off = 1;
+            c->cseq = h[3];
         }
         c->cseq++;
         size_t out = ulen ? ulen : clen;
@@ -371,8 +377,13 @@ int mc_frame_next(mc_conn *c, const unsigned char **payload, size_t *len) {
     /* Inside the compressed protocol the server restarts the inner ids at each flush
        (as libmysqlclient, only the frames' own ids are checked then). */
     if (h[3] != c->seq && !c->compress) {
-        mc_conn_malformed(c, "packets out of order (unexpected sequence id)");
-        return -1;
+        /* an ERR from a server that refused a LOCAL INFILE data packet has the id that
+           follows the last packet it read (results.c, infile_response) */
+        if (!(c->state == ST_INFILE && plen > 0 && plen < MC_MAX_PACKET && h[4] == 0xFF)) {
+            mc_conn_malformed(c, "packets out of order (unexpected sequence id)");
+            return -1;
+        }
+        c->infile_seq_off = 1;
     }
     c->seq = (uint8_t)(h[3] + 1);
     if (plen < MC_MAX_PACKET) {

@@ -306,6 +306,7 @@ PyObject *Conn_query_attributes(mc_conn *c, PyObject *args) {
         mc_encode_named_params(c->st, w, NULL, NULL, attrs, encoding) < 0)
         goto done;
     if (mc_check_packet(c, w->len + (size_t)view.len, "the statement (COM_QUERY)") < 0) goto done;
+    if (mc_infile_limit_prepare(c, view.buf, (size_t)view.len) < 0) goto done;
     c->binary = 0;
     c->cursor_wanted = 0;
     if (mc_conn_command_head(c, w->buf, w->len, view.buf, (size_t)view.len) < 0) goto done;

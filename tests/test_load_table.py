@@ -774,3 +774,52 @@ def test_numpy_scalars_in_python_rows(lconn):
         assert cur.fetchall() == (
             (-5, 1.5, 0.1, dt.datetime(2024, 2, 29, 12, 0, 0, 1), "x", 1),
             (7, 2.25, -3.0, None, "y", 0)), method
+
+
+# ---------------------------------------------------------------- small max_allowed_packet
+
+@pytest.fixture
+def global_packet(root_conn_kwargs):
+    """set(n): SET GLOBAL max_allowed_packet = n for the connections opened after it
+    (the session value is read-only); the value found before is always put back."""
+    root = mysqlc.connect(**root_conn_kwargs)
+    cur = root.cursor()
+    cur.execute("SELECT @@global.max_allowed_packet")
+    before = cur.fetchone()[0]
+    try:
+        yield lambda n: cur.execute("SET GLOBAL max_allowed_packet = %d" % n)
+    finally:
+        try:
+            cur.execute("SET GLOBAL max_allowed_packet = %d" % before)
+        finally:
+            root.close()
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "compress"])
+@pytest.mark.parametrize("limit", [1024, 1 << 20])
+def test_load_table_under_a_small_max_allowed_packet(conn_kwargs, global_packet, limit,
+                                                     compress):
+    """issue 20: load_table hands ~1 MiB chunks to LOAD DATA LOCAL; the core sends them in
+    packets below the session's max_allowed_packet (here 1 MiB, and MariaDB's minimum
+    1024), so 3 MB of rows load instead of a dropped connection (2006)."""
+    global_packet(limit)
+    c = mysqlc.connect(local_infile=True, autocommit=True, compress=compress, **conn_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("SELECT @@max_allowed_packet")
+        assert cur.fetchone()[0] == limit
+        cur.execute("CREATE TEMPORARY TABLE lt_big (id INT, s VARCHAR(40))")
+        n = 100000
+        rows = [(i, "text of the row number %d" % i) for i in range(n)]
+        text = sum(len("text of the row number %d" % i) for i in range(n))
+        assert text + 7 * n > 3 << 20
+        assert cur.load_table("lt_big", rows, method="infile") == n
+        assert cur.warning_count == 0
+        cur.execute("SELECT COUNT(*), SUM(id), SUM(LENGTH(s)) FROM lt_big")
+        assert tuple(int(v) for v in cur.fetchone()) == (n, n * (n - 1) // 2, text)
+        t = pa.table({"id": list(range(n, 2 * n)), "s": ["a" * 30] * n})
+        assert cur.load_table("lt_big", t, method="infile") == n
+        cur.execute("SELECT COUNT(*), MAX(id) FROM lt_big")
+        assert cur.fetchone() == (2 * n, 2 * n - 1)
+    finally:
+        c.close()

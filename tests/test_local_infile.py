@@ -346,6 +346,242 @@ def test_load_into_missing_table_after_transfer(lconn, dirs):
     _usable(lconn)
 
 
+# =========================================================================== small max_allowed_packet
+
+# issue 20: a LOCAL INFILE data packet must be smaller than what the server's read buffer
+# may grow to (max_allowed_packet; in the compressed protocol the 4-byte packet header
+# counts too), else the server answers 1153 and closes the connection.  The session value
+# is read-only: the tests set the global one (a fixture always restores it) and connect
+# again.  1024 is MariaDB's minimum.
+BIG_ROWS = 150000          # about 3.3 MB of "id,text\n" lines
+LIMITS = [1024, 1 << 20]
+
+
+def _big_csv(rows=BIG_ROWS):
+    return b"".join(b"%d,row number %d\n" % (i, i) for i in range(1, rows + 1))
+
+
+@pytest.fixture
+def global_packet(root_conn_kwargs):
+    """set(n): SET GLOBAL max_allowed_packet = n for the connections opened after it;
+    the value found before the test is put back afterwards, whatever happens."""
+    root = mysqlc.connect(**root_conn_kwargs)
+    cur = root.cursor()
+    cur.execute("SELECT @@global.max_allowed_packet")
+    before = cur.fetchone()[0]
+
+    def set_limit(n):
+        cur.execute("SET GLOBAL max_allowed_packet = %d" % n)
+
+    try:
+        yield set_limit
+    finally:
+        try:
+            cur.execute("SET GLOBAL max_allowed_packet = %d" % before)
+        finally:
+            root.close()
+
+
+def _small_conn(conn_kwargs, limit, **kw):
+    c = mysqlc.connect(local_infile=True, **dict(conn_kwargs, **kw))
+    cur = c.cursor()
+    cur.execute("SELECT @@max_allowed_packet")
+    assert cur.fetchone()[0] == limit           # the session got the global value
+    return c
+
+
+def _check_big(conn, rows=BIG_ROWS):
+    cur = conn.cursor()
+    cur.execute("SELECT COUNT(*), SUM(id), SUM(LENGTH(s)) FROM li")
+    expect_len = sum(len(b"row number %d" % i) for i in range(1, rows + 1))
+    assert tuple(int(v) for v in cur.fetchone()) == (rows, rows * (rows + 1) // 2, expect_len)
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "compress"])
+@pytest.mark.parametrize("limit", LIMITS)
+@pytest.mark.parametrize("how", ["infile_bytes", "infile_file", "named_file"])
+def test_3mb_file_under_a_small_max_allowed_packet(conn_kwargs, global_packet, tmp_path,
+                                                   limit, compress, how):
+    data = _big_csv()
+    assert len(data) > 3 * limit and len(data) > 3 << 20
+    path = tmp_path / "big.csv"
+    path.write_bytes(data)
+    global_packet(limit)
+    c = _small_conn(conn_kwargs, limit, compress=compress, local_infile_dir=str(tmp_path))
+    try:
+        cur = _table(c)
+        cur.execute("SHOW SESSION STATUS LIKE 'Compression'")
+        assert cur.fetchone()[1] == ("ON" if compress else "OFF")
+        if how == "infile_bytes":
+            n = cur.execute(_sql("x.csv"), infile=data)
+        elif how == "infile_file":
+            with open(path, "rb") as f:
+                n = cur.execute(_sql("x.csv"), infile=f)
+        else:
+            n = cur.execute(_sql(path))
+        assert n == BIG_ROWS
+        _check_big(c)
+        _usable(c)
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "compress"])
+def test_limit_is_read_before_the_first_statement_that_may_load(conn_kwargs, global_packet,
+                                                                compress):
+    """The core learns the session's limit with one SELECT, once per connection, and only
+    before a statement that mentions LOCAL: a connection whose first statement is the
+    LOAD DATA still sends the file in packets the server takes."""
+    global_packet(1024)
+    c = mysqlc.connect(local_infile=True, compress=compress, **conn_kwargs)
+    try:
+        assert c._conn.max_allowed_packet == 0          # not read at connect
+        cur = c.cursor()
+        cur.execute("SELECT 1")                          # no LOCAL: not read either
+        assert c._conn.max_allowed_packet == 0
+        cur.execute("CREATE TEMPORARY TABLE li (id INT, s VARCHAR(200))")
+        assert c._conn.max_allowed_packet == 0
+        assert cur.execute(_sql("x.csv"), infile=_big_csv(20000)) == 20000
+        assert c._conn.max_allowed_packet == 1024
+        _check_big(c, 20000)
+    finally:
+        c.close()
+
+
+def test_no_limit_read_without_local_infile(conn_kwargs, global_packet):
+    global_packet(1024)
+    c = mysqlc.connect(**conn_kwargs)                    # local_infile off
+    try:
+        cur = c.cursor()
+        cur.execute("CREATE TEMPORARY TABLE li (id INT, s VARCHAR(200))")
+        with pytest.raises(mysqlc.OperationalError):
+            cur.execute(_sql("x.csv"))
+        assert c._conn.max_allowed_packet == 0           # nothing read for it
+        _usable(c)
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "compress"])
+@pytest.mark.parametrize("size", [17000, 3 << 20], ids=["one_packet", "3mb"])
+def test_server_refusing_a_packet_mid_stream_closes_cleanly(conn_kwargs, global_packet,
+                                                            compress, size):
+    """A server that refuses a data packet (here: the core is told a larger limit than
+    the server's, as a client that guessed wrong) answers 1153 and closes: the error says
+    so (the server's 1153, or 2006/2013 naming the packet size when the connection broke
+    first), and the connection is closed, not left out of step."""
+    global_packet(1024)
+    c = _small_conn(conn_kwargs, 1024, compress=compress)
+    try:
+        cur = _table(c)
+        c._conn.max_allowed_packet = 64 << 20            # wrong on purpose: 1 MiB packets
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            cur.execute(_sql("x.csv"), infile=_big_csv()[:size])
+        errno, msg = ei.value.args
+        if errno == 1153:
+            assert "max_allowed_packet" in msg
+        else:
+            assert errno in (2006, 2013), ei.value
+            assert "during LOAD DATA LOCAL INFILE" in msg and "packets of 1048576 bytes" in msg
+        with pytest.raises(mysqlc.OperationalError) as again:
+            c.cursor().execute("SELECT 1")
+        assert again.value.args[0] == 2006
+    finally:
+        c.close()
+    fresh = _small_conn(conn_kwargs, 1024, compress=compress)
+    try:
+        _usable(fresh)
+    finally:
+        fresh.close()
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "compress"])
+def test_largest_data_packet_the_server_takes(conn_kwargs, global_packet, compress):
+    """The margin measured: at max_allowed_packet = 1 MiB the server takes a data packet of
+    max - 1 bytes without compression and max - 5 with it (the frame holds the packet
+    header); mysqlc sends max - 5 in both.  One chunk of exactly that size goes through
+    (and, told a limit of 1 MiB + 1 ... + 5, the core keeps below the real one)."""
+    limit = 1 << 20
+    global_packet(limit)
+    line = b"x" * 99 + b"\n"
+    for told in (None, limit + 4):
+        c = _small_conn(conn_kwargs, limit, compress=compress)
+        try:
+            cur = c.cursor()
+            cur.execute("CREATE TEMPORARY TABLE lp (s VARCHAR(200))")
+            if told is not None:
+                c._conn.max_allowed_packet = told        # packets of told - 5 = limit - 1
+            data = line * ((limit - 5) // len(line)) + b"y" * ((limit - 5) % len(line))
+            assert len(data) == limit - 5
+            if told is not None and compress:
+                # limit - 1 bytes: over what the compressed protocol takes
+                with pytest.raises(mysqlc.OperationalError):
+                    cur.execute("LOAD DATA LOCAL INFILE 'x' INTO TABLE lp",
+                                infile=data + b"zzzz")
+                continue
+            n = cur.execute("LOAD DATA LOCAL INFILE 'x' INTO TABLE lp",
+                            infile=data + (b"zzzz" if told else b""))
+            assert n == limit // len(line) + 1
+        finally:
+            c.close()
+
+
+# =========================================================================== errors, warnings
+
+def _server_is_mariadb(conn):
+    return "mariadb" in conn.get_server_info().lower()
+
+
+@pytest.mark.parametrize("side", ["client", "server"])
+def test_local_infile_disabled_error_number(conn_kwargs, root_conn_kwargs, side):
+    """The number is the server's own (mysqlc does not offer CLIENT_LOCAL_FILES without
+    local_infile=True, as libmariadb and PyMySQL/aiomysql do not): MariaDB 10.5+ answers
+    4166 ER_LOAD_INFILE_CAPABILITY_DISABLED whichever side disabled it; MySQL answers
+    1148 (client) or 3948 (server).  OperationalError, as in mysqlclient and PyMySQL
+    (their default class for a server error number they do not list)."""
+    root = mysqlc.connect(**root_conn_kwargs)
+    rcur = root.cursor()
+    rcur.execute("SELECT @@global.local_infile")
+    before = rcur.fetchone()[0]
+    try:
+        if side == "server":
+            rcur.execute("SET GLOBAL local_infile = 0")
+        c = mysqlc.connect(local_infile=(side == "server"), **conn_kwargs)
+        try:
+            cur = _table(c)
+            with pytest.raises(mysqlc.OperationalError) as ei:
+                cur.execute(_sql("/etc/hostname"))
+            if _server_is_mariadb(c):
+                assert ei.value.args[0] == 4166, ei.value
+            else:
+                assert ei.value.args[0] == (1148 if side == "client" else 3948), ei.value
+            _usable(c)
+            assert _rows(c) == []
+        finally:
+            c.close()
+    finally:
+        rcur.execute("SET GLOBAL local_infile = %d" % int(before))
+        root.close()
+
+
+def test_load_warnings_are_counted_as_mysqlclient(lconn):
+    """After LOAD DATA the OK packet's warning count is the cursor's ``warning_count`` and
+    ``conn.warning_count()`` (mysqlclient: mysql_warning_count()), equal to the rows of
+    SHOW WARNINGS; ``info()`` is the server's "Records: ... Warnings: n" line."""
+    cur = lconn.cursor()
+    cur.execute("SET SESSION sql_mode = ''")
+    cur.execute("CREATE TEMPORARY TABLE lw (id INT, s VARCHAR(3))")
+    data = b"1\tabcdef\nx\ty\n3\n4\tok\n"
+    assert cur.execute("LOAD DATA LOCAL INFILE 'x' INTO TABLE lw", infile=data) == 4
+    assert cur.warning_count == 3
+    assert lconn.warning_count() == 3
+    assert lconn.info() == "Records: 4  Deleted: 0  Skipped: 0  Warnings: 3"
+    cur.execute("SHOW WARNINGS")
+    assert [w[1] for w in cur.fetchall()] == [1265, 1366, 1261]
+    assert cur.execute("LOAD DATA LOCAL INFILE 'x' INTO TABLE lw", infile=b"5\tok\n") == 1
+    assert cur.warning_count == 0 and lconn.warning_count() == 0
+
+
 # =========================================================================== 50 MB streams
 
 _MEASURE = r'''

@@ -366,6 +366,7 @@ int mc_read_max_packet(mc_conn *c) {
         PyErr_Clear();   /* an ERR packet: the connection is fine */
         return 0;
     }
+    if (nc == 0) return 0;   /* an OK instead of a result set: the limit stays unknown */
     size_t value = 0;
     for (;;) {
         int r = mc_conn_next_row(c, &p, &n);

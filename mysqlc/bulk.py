@@ -88,7 +88,9 @@ if TYPE_CHECKING:
 
 __all__ = ["load_table"]
 
-#: Bytes per chunk handed to the LOCAL INFILE transfer.
+#: Bytes per chunk handed to the LOCAL INFILE transfer: a unit of work only; the core
+#: frames each chunk into packets below the session's ``max_allowed_packet``
+#: (``min(1 MiB, max_allowed_packet - 5)``, src/results.c), whatever this size.
 CHUNK_BYTES = 1 << 20
 #: Default rows encoded per C call (Arrow sources / Python rows / INSERT statements).
 ARROW_BATCH_ROWS = 65536

@@ -103,6 +103,8 @@ def _resolve_charset(charset, collation):
     return charset, codec, default_id, "SET NAMES %s COLLATE %s" % (charset, collation)
 
 
+#: Bytes read at a time for LOAD DATA LOCAL INFILE; the core sends them in packets below
+#: the session's max_allowed_packet (src/results.c), whatever this size.
 _INFILE_CHUNK = 1 << 20
 
 #: Charsets whose multibyte characters can contain the byte 0x5C: client-side

@@ -467,7 +467,12 @@ class BaseCursor:
             "Escaping").  None: `query` is sent as is (no ``%`` processing).
         infile : bytes, binary file or iterable of bytes, optional
             The data for a ``LOAD DATA LOCAL INFILE`` statement (needs
-            ``connect(local_infile=True)``); streamed in chunks, never read whole.
+            ``connect(local_infile=True)``); streamed in chunks, never read whole,
+            in packets of ``min(1 MiB, max_allowed_packet - 5)`` bytes (the session's
+            limit, read once per connection before the first statement that mentions
+            LOCAL).  A server that refuses a packet closes the connection: its 1153,
+            or OperationalError 2006/2013 naming the packet size (docs/compat.md
+            "LOAD DATA LOCAL INFILE").
         attributes : mapping or iterable of (name, value) pairs, optional
             Query attributes for this statement only, sent after the cursor's own
             (:meth:`add_attribute`) in COM_QUERY (MySQL 8.0.23+, MySQL docs

@@ -526,6 +526,60 @@ def test_largest_data_packet_the_server_takes(conn_kwargs, global_packet, compre
             c.close()
 
 
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory):
+    """A private server with the test CA's certificate (tests/_certs.py), started with
+    max_allowed_packet = 1 MiB: only for the TLS case below."""
+    from mysqlc.server import PrivateServer, ServerNotAvailable
+    from _certs import CertsUnavailable, make_certs
+    in_ci = os.environ.get("CI", "").strip().lower() in ("true", "1")
+
+    def unavailable(reason):
+        if in_ci:
+            pytest.fail(reason, pytrace=False)
+        pytest.skip(reason)
+
+    if os.environ.get("MYSQLC_TEST_DSN"):
+        pytest.skip("MYSQLC_TEST_DSN is set: no private TLS server is started")
+    try:
+        certs = make_certs(tmp_path_factory.mktemp("infile-certs"))
+    except CertsUnavailable as exc:
+        unavailable("cannot make test certificates: %s" % exc)
+    srv = None
+    for attempt in range(2):           # a busy machine may fail a start-up once
+        try:
+            srv = PrivateServer(extra_args=certs.server_args(),
+                                max_allowed_packet="1M").start()
+            break
+        except ServerNotAvailable as exc:
+            last = exc
+    if srv is None:
+        unavailable("no private server with TLS: %s" % last)
+    try:
+        yield srv, certs
+    finally:
+        srv.stop()
+
+
+@pytest.mark.allow_skip       # skips only when MYSQLC_TEST_DSN names an external server
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "compress"])
+def test_3mb_file_over_tls_under_a_1mib_max_allowed_packet(tls_server, compress):
+    srv, certs = tls_server
+    c = mysqlc.connect(local_infile=True, compress=compress, ssl_mode="VERIFY_IDENTITY",
+                       ssl_ca=certs.ca_cert, **srv.connect_kwargs())
+    try:
+        cur = _table(c)
+        cur.execute("SHOW SESSION STATUS LIKE 'Ssl_version'")
+        assert cur.fetchone()[1].startswith("TLS")
+        cur.execute("SELECT @@max_allowed_packet")
+        assert cur.fetchone()[0] == 1 << 20
+        assert cur.execute(_sql("x.csv"), infile=_big_csv()) == BIG_ROWS
+        _check_big(c)
+        _usable(c)
+    finally:
+        c.close()
+
+
 # =========================================================================== errors, warnings
 
 def _server_is_mariadb(conn):

@@ -132,7 +132,10 @@ class Connection(_connections.Connection):
         written ``X'<hex>'``, which the server types as a binary string (so it
         returns them as bytes), also after a ``_binary`` in the query.
     max_allowed_packet : int, bytes, default 16 MiB
-        Kept as an attribute; PyMySQL only sizes LOAD DATA LOCAL packets with it.
+        Kept as an attribute; PyMySQL only sizes LOAD DATA LOCAL packets with it
+        (``min(it, 16 KiB)``).  Here the core sizes them from the server's session
+        ``@@max_allowed_packet`` (``max - 5`` bytes, at most 1 MiB), the limit that
+        refuses a packet (docs/compat.md "LOAD DATA LOCAL INFILE").
     bind_address, ssl_key_password, auth_plugin_map
         Accepted; a value other than None / empty raises NotSupportedError
         (the core cannot bind the client address, decrypt a key or run Python

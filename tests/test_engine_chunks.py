@@ -218,6 +218,9 @@ def test_local_infile_request(server, conn_kwargs, tmp_path):
         path = tmp_path / "rows.tsv"
         path.write_bytes(b"1\tone\n2\ttwo\n3\tthree\n")
         core = c._conn
+        # the core reads @@max_allowed_packet before the first statement naming LOCAL (it
+        # sizes the file's packets): read now, so that the capture is the LOAD DATA's alone
+        assert c._get_max_allowed_packet() > 0
         core._start_capture()
         cur.execute("LOAD DATA LOCAL INFILE '%s' INTO TABLE li" % path)
         data = core._stop_capture()

@@ -274,7 +274,7 @@ def _raised(fn):
         if hasattr(result, "__await__"):
             async def wait():
                 return await result
-            from tests._aio_run import run
+            from _aio_run import run
             result = run(wait())
     except Exception as exc:   # noqa: BLE001 - each case must raise; which is checked below
         return exc
@@ -381,6 +381,30 @@ def test_no_password_in_aio_connect_and_pool_errors():
     exc = _raised(cases["create_pool(dsn)"])
     assert isinstance(exc, ValueError)
     assert "a DSN is given as create_pool(host='mysql://...')" in str(exc)
+
+
+def test_no_password_in_aio_and_pool_reprs(server):
+    pytest.importorskip("greenlet")
+    import mysqlc.aio
+    from _aio_run import run
+
+    async def texts():
+        out = []
+        conn = await mysqlc.aio.connect(server.dsn())
+        out += [repr(conn), str(conn), repr(conn.sync), repr(conn.sync._init_args)]
+        await conn.ensure_closed()
+        out.append(repr(conn))
+        pool = await mysqlc.aio.create_pool(host=server.dsn(), minsize=1, maxsize=2)
+        out.append(repr(pool))
+        async with pool.acquire() as pooled:
+            out += [repr(pooled), repr(pooled.sync)]
+        pool.close()
+        await pool.wait_closed()
+        return out
+    shown = run(texts())
+    assert len(shown) == 8
+    for text in shown:
+        assert server.password not in text, text
 
 
 def test_no_password_in_sqlalchemy_errors():

@@ -407,14 +407,17 @@ def test_no_password_in_aio_and_pool_reprs(server):
         assert server.password not in text, text
 
 
+_SQLALCHEMY_URLS = ["mysql+mysqlc://u:%s@127.0.0.1:x/d" % PW,
+                    "mysql+mysqlc://u:%s@%s/d?port=x" % (PW, REFUSED),
+                    "mysql+mysqlc://u:%s@%s/d?connect_timeout=soon" % (PW, REFUSED),
+                    "mariadb+mysqlc://u:%s@%s/d?prepared=1" % (PW, REFUSED),
+                    "mysql+mysqlc://u:%s@x@%s/d" % (PW, REFUSED),      # an unescaped '@'
+                    "mysql+mysqlc://u:%s@%s/d" % (PW, REFUSED)]
+
+
 def test_no_password_in_sqlalchemy_errors():
     sqlalchemy = pytest.importorskip("sqlalchemy")
-    urls = ["mysql+mysqlc://u:%s@127.0.0.1:x/d" % PW,
-            "mysql+mysqlc://u:%s@%s/d?port=x" % (PW, REFUSED),
-            "mysql+mysqlc://u:%s@%s/d?connect_timeout=soon" % (PW, REFUSED),
-            "mariadb+mysqlc://u:%s@%s/d?prepared=1" % (PW, REFUSED),
-            "mysql+mysqlc://u:%s@x@%s/d" % (PW, REFUSED),      # an unescaped '@'
-            "mysql+mysqlc://u:%s@%s/d" % (PW, REFUSED)]
+    urls = _SQLALCHEMY_URLS
     for url in urls:
         def run(url=url):
             engine = sqlalchemy.create_engine(url)
@@ -425,6 +428,10 @@ def test_no_password_in_sqlalchemy_errors():
         exc = _raised(run)
         for text in _chain_texts(exc):
             assert PW not in text, (url, text)
+
+
+def test_no_password_in_sqlalchemy_async_errors():
+    pytest.importorskip("sqlalchemy")
     pytest.importorskip("greenlet")
     from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -435,7 +442,7 @@ def test_no_password_in_sqlalchemy_errors():
                 pass
         finally:
             await engine.dispose()
-    for url in urls:
+    for url in _SQLALCHEMY_URLS:
         exc = _raised(lambda url=url: run_async(url))
         for text in _chain_texts(exc):
             assert PW not in text, (url, text)

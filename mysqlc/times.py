@@ -86,22 +86,25 @@ def format_TIMESTAMP(d):
 
 
 def format_TIMEDELTA(v):
-    """``'[-]H:MM:SS[.ffffff]'`` text of a ``timedelta`` (no quotes).
+    """``'[-]D H:M:S[.ffffff]'`` text of a ``timedelta`` (no quotes), as
+    mysqlclient 2.3's ``format_TIMEDELTA``: days, then hours, minutes and seconds
+    unpadded, the fraction only when there are microseconds; the sign is written
+    once, before the absolute value, so ``-timedelta(minutes=30)`` is
+    ``'-0 0:30:0'`` (mysqlclient before 2.3 wrote ``'-1 23:30:0'``, which the server
+    reads as -47:30:00).  The server reads ``D`` as 24 hours each; TIME's range is
+    -838:59:59 to 838:59:59 and the server clips values outside it.
 
-    Hours are not wrapped at 24 and the sign is written once, before the
-    absolute value, so the server reads ``-1 day, 23:00:00`` as ``-01:00:00``.
-    MySQL's TIME range is -838:59:59 to 838:59:59; the server clips values outside.
+    Raises AttributeError when `v` is not a ``timedelta``.
     """
     sign = ""
-    if v < _dt.timedelta(0):
+    if v.days < 0:
         sign = "-"
         v = -v
-    seconds = v.days * 86400 + v.seconds
-    hours, rest = divmod(seconds, 3600)
-    minutes, seconds = divmod(rest, 60)
+    minutes, seconds = divmod(v.seconds, 60)
+    hours, minutes = divmod(minutes, 60)
     if v.microseconds:
-        return "%s%d:%02d:%02d.%06d" % (sign, hours, minutes, seconds, v.microseconds)
-    return "%s%d:%02d:%02d" % (sign, hours, minutes, seconds)
+        return "%s%d %d:%d:%d.%06d" % (sign, v.days, hours, minutes, seconds, v.microseconds)
+    return "%s%d %d:%d:%d" % (sign, v.days, hours, minutes, seconds)
 
 
 # ---------------------------------------------------------------- parsing
@@ -180,21 +183,24 @@ def DateTime_or_None(s):
 
 
 def _clock(s):
-    """``(h, m, s, microseconds)`` texts/number of ``'H:M:S[.ffffff]'``; raises
-    ValueError when it is not three ``:``-separated fields; microseconds None for
-    7 or more fraction digits."""
+    """``(h, m, s, fraction)`` texts of ``'H:M:S[.fraction]'``; raises ValueError
+    when it is not three ``:``-separated fields or has a second ``.``."""
     h, m, sec = s.split(":")
     sec, dot, frac = sec.partition(".")
     if dot and "." in frac:
         raise ValueError(s)
-    return h, m, sec, _micros(frac)
+    return h, m, sec, frac
 
 
 def TimeDelta_or_None(s):
     """Parse MySQL TIME text ``'[-]HHH:MM:SS[.ffffff]'`` into ``datetime.timedelta``
-    (negative and beyond 24 hours allowed, as mysqlclient); ``None`` if it does
-    not parse.  7 or more fraction digits give ``None`` (mysqlclient reads them
-    as a number of microseconds, a wrong value).
+    (negative and beyond 24 hours allowed), as mysqlclient's
+    ``MySQLdb.times.TimeDelta_or_None``; ``None`` if it does not parse.
+
+    The fraction is padded on the right to 6 digits and read as a number of
+    microseconds, mysqlclient's rule: ``'.5'`` is 500000 us; 7 or more digits are
+    taken as that many microseconds (``'12:55:30.123456789'`` is 12:57:33.456789,
+    as mysqlclient reads it).  A server sends at most 6 digits.
 
     Parameters
     ----------
@@ -206,12 +212,10 @@ def TimeDelta_or_None(s):
         `s` is not text (``None``, a number), as in mysqlclient.
     """
     try:
-        h, m, sec, micros = _clock(_text(s))
-        if micros is None:
-            return None
-        negative = h.lstrip().startswith("-")
+        h, m, sec, frac = _clock(_text(s))
+        negative = h[:1] == "-"          # mysqlclient: h[0] == "-"
         td = _dt.timedelta(hours=abs(int(h)), minutes=int(m), seconds=int(sec),
-                           microseconds=micros)
+                           microseconds=int(frac.ljust(6, "0")) if frac else 0)
         return -td if negative else td
     except (ValueError, UnicodeDecodeError):
         return None
@@ -232,7 +236,8 @@ def Time_or_None(s):
         `s` is not text (``None``, a number), as in mysqlclient.
     """
     try:
-        h, m, sec, micros = _clock(_text(s))
+        h, m, sec, frac = _clock(_text(s))
+        micros = _micros(frac)
         if micros is None:
             return None
         return _dt.time(int(h), int(m), int(sec), micros)
@@ -253,7 +258,8 @@ def DateTime2literal(d, c):
 
 
 def DateTimeDelta2literal(d, c):
-    """Quoted SQL literal (``bytes``) of a ``timedelta``: ``b"'-1:30:00'"``."""
+    """Quoted SQL literal (``bytes``) of a ``timedelta`` (:func:`format_TIMEDELTA`):
+    ``b"'-0 1:30:0'"``."""
     return _quote(format_TIMEDELTA(d))
 
 

@@ -507,14 +507,15 @@ TIME_INPUTS = [
     "24:00:00", "00:00:00.000001", "-00:30:00", " 12:34:56", "12:34:56 ",
     "2024-01-02 03:04:05+02:00", "2024-01-02 03:04:-5", "1:2:3.x", "1:2:3.4.5", "20240102",
     "2024-01-02xx03:04:05", "12:60:00", "2024-13-01", "9999-12-31 23:59:59.999999",
+    "12:55:30.123456789", "12:55:30.123456789123456", " -1:00:00", "-0:00:00.5",
     b"2024-01-02 03:04:05", b"2024-01-02", None, 5, 1.5,
 ]
 TIME_PARSERS = ["Date_or_None", "DateTime_or_None", "TimeDelta_or_None", "Time_or_None"]
-# documented differences (docs/compat.md): mysqlc's TIME parsers also take
-# ASCII bytes; 7 fraction digits in a TIME are None, not a wrong number of microseconds
-TIME_DIFFERENCES = {("TimeDelta_or_None", "12:34:56.1234567")} | {
+# documented differences (docs/compat.md): mysqlc's TIME parsers also take ASCII bytes;
+# Time_or_None gives None for a fraction beyond C long (mysqlclient: OverflowError)
+TIME_DIFFERENCES = {
     (name, s) for name in ("TimeDelta_or_None", "Time_or_None") for s in TIME_INPUTS
-    if isinstance(s, bytes)}
+    if isinstance(s, bytes)} | {("Time_or_None", "12:55:30.123456789123456")}
 
 
 @pytest.mark.parametrize("name", TIME_PARSERS)
@@ -526,9 +527,30 @@ def test_times_parsers_as_mysqlclient(MySQLdb, name):
         assert outcome(ours, s) == outcome(real, s), (name, s)
 
 
+TIMEDELTAS = [
+    datetime.timedelta(0), datetime.timedelta(seconds=1), -datetime.timedelta(minutes=30),
+    -datetime.timedelta(days=1, hours=2), datetime.timedelta(seconds=83579, microseconds=51000),
+    -datetime.timedelta(seconds=83579, microseconds=51000), -datetime.timedelta(microseconds=1),
+    datetime.timedelta(days=34, hours=22, minutes=59, seconds=59, microseconds=999999),
+    datetime.datetime(2015, 1, 1, 10, 11, 12) - datetime.datetime(2015, 1, 1, 11, 12, 13),
+]
+
+
+def test_timedelta_text_as_mysqlclient(MySQLdb, conn):
+    t = MySQLdb.times
+    cur = conn.cursor()
+    for v in TIMEDELTAS:
+        assert t.format_TIMEDELTA(v) == REAL.times.format_TIMEDELTA(v), v
+        literal = t.DateTimeDelta2literal(v, None)
+        assert literal == REAL.times.DateTimeDelta2literal(v, None), v
+        # the server reads the text back as the same duration
+        cur.execute("SELECT CAST(%s AS TIME(6))" % literal.decode("ascii"))
+        assert cur.fetchone()[0] == v, v
+    assert t.TimeDelta_or_None("12:55:30.123456789") == datetime.timedelta(0, 46653, 456789)
+
+
 def test_times_documented_differences(MySQLdb):
     t = MySQLdb.times
-    assert t.TimeDelta_or_None("12:34:56.1234567") is None
     assert t.TimeDelta_or_None(b"-01:02:03.5") == -datetime.timedelta(hours=1, minutes=2,
                                                                       seconds=3.5)
     assert t.Time_or_None(b"01:02:03") == datetime.time(1, 2, 3)

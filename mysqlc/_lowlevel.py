@@ -108,7 +108,12 @@ def _apply(fn, field_type, encoding):
 
 
 class result:
-    """A result set (``mysql_store_result`` or ``mysql_use_result``).
+    """A result set (``mysql_store_result`` or ``mysql_use_result``):
+    ``result(connection, use=0)`` reads the connection's current result, as
+    :meth:`connection.store_result` / :meth:`connection.use_result` do.
+
+    Raises TypeError when `conn` is not a :class:`connection` (mysqlclient's
+    type check), OperationalError(2006) when it is closed.
 
     Attributes
     ----------
@@ -117,6 +122,9 @@ class result:
     """
 
     def __init__(self, conn, use=0):
+        if not isinstance(conn, connection):
+            raise TypeError("result() argument 1 must be _mysql.connection, not %s"
+                            % type(conn).__name__)
         core = conn._core()
         self._conn = conn
         self._use = bool(use)
@@ -278,7 +286,8 @@ class connection:
         mc._conn.converters = dict(mc._decoders)
 
     def _core(self):
-        core = self._mc._conn
+        mc = self._mc
+        core = mc._conn if mc is not None else None
         if core is None or not core.open:
             raise _gone()
         return core
@@ -420,11 +429,18 @@ class connection:
         self._core()
         self._mc.close()
 
+    _mc = None     # before __init__ (connection.__new__): not open
+
     @property
     def open(self):
         """1 while the connection is open, else 0."""
-        core = self._mc._conn
+        core = self._mc._conn if self._mc is not None else None
         return 1 if core is not None and core.open else 0
+
+    @property
+    def closed(self):
+        """1 when the connection is not open, else 0 (mysqlclient's ``closed``)."""
+        return 1 - self.open
 
     def commit(self):
         """``COMMIT``."""
@@ -520,7 +536,8 @@ class connection:
 
     def __repr__(self):
         state = "open" if self.open else "closed"
-        return "<_mysql.connection %s to '%s' at %#x>" % (state, self._mc.host, id(self))
+        host = self._mc.host if self._mc is not None else None
+        return "<_mysql.connection %s to '%s' at %#x>" % (state, host, id(self))
 
 
 def connect(*args, **kwargs):

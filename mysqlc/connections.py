@@ -1265,6 +1265,14 @@ class Connection:
         core = self._conn
         return bool(core is not None and core.open)
 
+    @property
+    def closed(self) -> int:
+        """1 when the connection is not open (never opened, closed, or lost), else 0:
+        mysqlclient's ``closed`` (an int, ``not open``), also on an instance that
+        ``__init__`` has not run on."""
+        core = self._conn
+        return 0 if core is not None and core.open else 1
+
     def __enter__(self: _ConnT) -> _ConnT:
         return self
 

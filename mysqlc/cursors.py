@@ -72,7 +72,7 @@ __all__ = ["BaseCursor", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",
 #: to and including ``VALUES``/``VALUE``), ``values`` (the parenthesised row:
 #: ``%s`` / ``%(name)s`` placeholders, and bare words, numbers or ``NOW()``-style
 #: calls between them) and ``postfix`` (an optional row alias ``AS ...`` and/or
-#: ``ON DUPLICATE KEY UPDATE ...``); a trailing ``;`` is dropped.  A ``str``
+#: ``ON DUPLICATE ...``, mysqlclient's test); a trailing ``;`` is dropped.  A ``str``
 #: pattern, as mysqlclient's ``MySQLdb.cursors.RE_INSERT_VALUES`` (which matches
 #: only ``%s``/``%(name)s`` between the parentheses); ``executemany`` matches the
 #: encoded query with the same pattern compiled for bytes.
@@ -88,7 +88,7 @@ RE_INSERT_VALUES = re.compile(
         )*
         \s*\)
     )
-    (?P<postfix>\s*(?:(?:AS\s|ON\s+DUPLICATE\s+KEY\s+UPDATE\b).*?)?)
+    (?P<postfix>\s*(?:(?:AS\s|ON\s+DUPLICATE\b).*?)?)
     \s*;?\s*\Z
     """,
     re.IGNORECASE | re.DOTALL | re.VERBOSE,
@@ -1128,12 +1128,18 @@ class DictCursor(BaseCursor):
         def __iter__(self) -> Iterator[dict[str, Any]]: ...
         def __next__(self) -> dict[str, Any]: ...
 
+    #: mysqlclient's fetch type: 1 keys a column by its name, a repeated name as
+    #: ``"table.column"``; 2 keys every column ``"table.column"`` (a column without a
+    #: table, e.g. an expression, by its name), as ``_mysql``'s ``fetch_row(how=2)``.
+    _fetch_type = 1
+
     def _row_keys(self, core):
         keys = []
         seen = set()
+        qualify_all = self._fetch_type == 2
         for name, table in zip(core.column_names, core.column_tables):
             key = name
-            if key in seen:
+            if (qualify_all and table) or key in seen:
                 key = "%s.%s" % (table, name)
             seen.add(key)
             keys.append(key)
@@ -1338,6 +1344,7 @@ class SSDictCursor(SSCursor):
         def __iter__(self) -> Iterator[dict[str, Any]]: ...  # type: ignore[override]
         def __next__(self) -> dict[str, Any]: ...
 
+    _fetch_type = DictCursor._fetch_type
     _row_keys = DictCursor._row_keys
 
 

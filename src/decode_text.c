@@ -25,7 +25,7 @@ int mc_decode_init(void) {
 
 /* ---------------------------------------------------------------- plan */
 
-static int is_string_type(uint8_t t) {
+int mc_is_string_type(uint8_t t) {
     switch (t) {
     case MC_TYPE_VARCHAR: case MC_TYPE_VAR_STRING: case MC_TYPE_STRING:
     case MC_TYPE_TINY_BLOB: case MC_TYPE_MEDIUM_BLOB: case MC_TYPE_LONG_BLOB:
@@ -60,7 +60,7 @@ static mc_dec_kind builtin_kind(mc_state *st, mc_column_plan *col) {
     default:
         break;
     }
-    if (!is_string_type(t))
+    if (!mc_is_string_type(t))
         return MC_DEC_BYTES;
     if (t == MC_TYPE_JSON)   /* MySQL reports JSON with the binary charset; it is utf8mb4 text */
         return MC_DEC_STR_UTF8;
@@ -105,11 +105,18 @@ int mc_plan_column(mc_state *st, mc_column_plan *col, uint8_t type, uint16_t fla
         if (conv && conv != Py_None) {
             Py_INCREF(conv);
             col->converter = conv;
-            /* the converter gets bytes where the built-in decoder gives bytes, the
-               column's text for strings, and the ASCII text of numbers and dates */
+            /* the converter's argument, as mysqlclient's _mysql_field_to_python: the
+               ASCII text (str) of DECIMAL, dates and times; the wire bytes of numbers
+               (integers, YEAR, FLOAT, DOUBLE), except for the converter str itself,
+               which gets the text; bytes where the built-in decoder gives bytes; the
+               column's text for strings (mysqlclient with use_unicode replaces a
+               string column's converter by its own str/bytes rule instead) */
             if (k == MC_DEC_BYTES || k == MC_DEC_STR_UTF8 || k == MC_DEC_STR_LATIN1 ||
                 k == MC_DEC_STR_ASCII || k == MC_DEC_STR_CODEC)
                 col->arg_kind = k;
+            else if ((k == MC_DEC_INT || k == MC_DEC_UINT || k == MC_DEC_FLOAT) &&
+                     conv != (PyObject *)&PyUnicode_Type)
+                col->arg_kind = MC_DEC_BYTES;
             else
                 col->arg_kind = MC_DEC_STR_ASCII;
             col->kind = MC_DEC_CONVERTER;

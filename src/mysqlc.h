@@ -294,6 +294,8 @@ PyObject *mc_decode_text_value(mc_state *st, const mc_column_plan *col,
 int mc_plan_column(mc_state *st, mc_column_plan *col, uint8_t type, uint16_t flags,
                    uint16_t charset, PyObject *converters);
 void mc_plan_clear(mc_column_plan *col);
+/* CHAR/VARCHAR/TEXT/BLOB, ENUM, SET, JSON: the types the built-in decoder may give str. */
+int mc_is_string_type(uint8_t type);
 int mc_decode_init(void);   /* imports the datetime C API for this unit, makes mc_c_locale */
 #include <locale.h>
 /* The "C" locale, for strtod_l / number formatting whatever LC_NUMERIC the process uses;

@@ -234,9 +234,11 @@ lost:
 
 /* use_unicode=False (mysqlclient): every column that would decode to str -- CHAR, VARCHAR,
    TEXT, ENUM, SET, JSON in any character set -- gives the wire bytes instead, also as the
-   argument of a user converter; numbers, DECIMAL, dates and times are unchanged.  Chosen
-   once per result set, so the default path pays nothing per value. */
+   argument of a user converter; numbers, DECIMAL, dates and times are unchanged (their
+   converters get what they get with use_unicode, as in mysqlclient).  Chosen once per
+   result set, so the default path pays nothing per value. */
 void mc_plan_text_as_bytes(mc_column_plan *col) {
+    if (col->kind == MC_DEC_CONVERTER && !mc_is_string_type(col->type)) return;
     mc_dec_kind *k = col->kind == MC_DEC_CONVERTER ? &col->arg_kind : &col->kind;
     if (*k == MC_DEC_STR_UTF8 || *k == MC_DEC_STR_LATIN1 || *k == MC_DEC_STR_ASCII ||
         *k == MC_DEC_STR_CODEC) {

@@ -206,9 +206,9 @@ def test_converters_decode_at_execute(conn_kwargs):
     converter's errors surface there, as with mysqlclient; columns without one are stored."""
     calls = []
 
-    def conv(text):
+    def conv(text):                    # the wire bytes of a number (mysqlclient's argument)
         calls.append(text)
-        if text == "13":
+        if text == b"13":
             raise ValueError("unlucky")
         return int(text)
 

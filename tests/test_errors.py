@@ -606,9 +606,9 @@ def test_exception_args_shape(conn):
 def test_converter_exception_propagates_and_connection_recovers(conn_kwargs):
     from mysqlc.constants import FIELD_TYPE
 
-    def picky(text):
-        if text == "13":
-            raise ValueError("unlucky %s" % text)
+    def picky(text):                     # a number's wire bytes (mysqlclient's argument)
+        if text == b"13":
+            raise ValueError("unlucky %s" % text.decode())
         return int(text) * 10
 
     c = mysqlc.connect(conv={FIELD_TYPE.LONG: picky}, **conn_kwargs)

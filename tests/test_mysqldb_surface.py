@@ -25,6 +25,7 @@ def _import_real_mysqldb():
         import MySQLdb
         import MySQLdb.connections  # noqa: F401 (REAL.connect imports it lazily)
         import MySQLdb.cursors
+        import MySQLdb.converters   # noqa: F401
         import MySQLdb.times   # noqa: F401
         return MySQLdb
     except ImportError:
@@ -560,3 +561,63 @@ def test_times_documented_differences(MySQLdb):
 def test_times_localtime(MySQLdb):
     assert MySQLdb.times.localtime is REAL.times.localtime is time.localtime
     assert MySQLdb.times.TimestampFromTicks(0) == REAL.times.TimestampFromTicks(0)
+
+
+# ---------------------------------------------------------------- user converters' arguments
+
+# (SQL expression, FIELD_TYPE code): one column of each kind
+CONVERTER_COLUMNS = [
+    ("CAST(-12345678901 AS SIGNED)", 8), ("CAST(18446744073709551615 AS UNSIGNED)", 8),
+    ("CAST(7 AS INT)", 3), ("1.5e0", 5), ("CAST(2.5 AS FLOAT)", 4), ("YEAR('2024-01-01')", 13),
+    ("CAST(1.25 AS DECIMAL(5,2))", 246), ("DATE'2024-01-02'", 10), ("TIME'-01:02:03.5'", 11),
+    ("TIMESTAMP'2024-01-02 03:04:05'", 12), ("(SELECT b FROM conv_bits)", 16),
+]
+TEXT_COLUMNS = [("'caf\u00e9'", 253), ("CAST('t' AS CHAR)", 253), ("CAST(x'0102' AS BINARY)", 253)]
+
+
+def _conv_results(module, conn_kwargs, exprs, use_unicode):
+    conv = dict(module.converters.conversions)
+    for _expr, code in exprs:
+        conv[code] = lambda v, _c=code: ("called", _c, type(v).__name__, v)
+    c = _connect(module, conv=conv, use_unicode=use_unicode, **conn_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("CREATE TEMPORARY TABLE conv_bits (b BIT(3))")
+        cur.execute("INSERT INTO conv_bits VALUES (b'101')")
+        cur.execute("SELECT " + ", ".join(e for e, _ in exprs))
+        return cur.fetchone()
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("use_unicode", [True, False])
+def test_converter_arguments_as_mysqlclient(MySQLdb, conn_kwargs, use_unicode):
+    """A converter of a number column gets the wire bytes, of DECIMAL, dates and times
+    the text (str), of binary columns bytes (mysqlclient's _mysql_field_to_python)."""
+    ours = _conv_results(MySQLdb, conn_kwargs, CONVERTER_COLUMNS, use_unicode)
+    real = _conv_results(REAL, conn_kwargs, CONVERTER_COLUMNS, use_unicode)
+    assert ours == real
+    assert [r[2] for r in ours] == ["bytes"] * 6 + ["str"] * 4 + ["bytes"]
+    # str, bytes and int as the converter: the text, the bytes, the number
+    for fn, expected in ((str, "7"), (bytes, b"7"), (int, 7)):
+        c = MySQLdb.connect(conv={3: fn}, **conn_kwargs)
+        cur = c.cursor()
+        cur.execute("SELECT CAST(7 AS INT)")
+        assert cur.fetchone() == (expected,)
+        c.close()
+
+
+def test_converter_arguments_of_text_columns(MySQLdb, conn_kwargs):
+    """Documented difference: with use_unicode=False a string column's converter gets
+    the bytes (as mysqlclient); with use_unicode=True mysqlc calls it with the value
+    mysqlclient returns (str, bytes for the binary charset), where mysqlclient
+    replaces a string column's converter by its own str/bytes rule."""
+    for use_unicode in (True, False):
+        ours = _conv_results(MySQLdb, conn_kwargs, TEXT_COLUMNS, use_unicode)
+        real = _conv_results(REAL, conn_kwargs, TEXT_COLUMNS, use_unicode)
+        if use_unicode:
+            assert ours == tuple(("called", 253, type(v).__name__, v) for v in real)
+            assert real == ("caf\u00e9", "t", b"\x01\x02")
+        else:
+            assert ours == real
+            assert [r[2] for r in ours] == ["bytes"] * 3

@@ -615,3 +615,35 @@ def test_localhost_is_tcp_as_pymysql(flavour, real_pymysql, conn_kwargs, monkeyp
             conn.close()
     assert infos[0] == infos[1]
     assert infos[0][1] == "socket localhost:%d" % conn_kwargs["port"]
+
+
+def test_conv_decoders_get_text_like_pymysql(both, conn_kwargs):
+    """A ``conv`` decoder of a number column gets the ASCII text, as PyMySQL's (the mysqlc
+    API hands over mysqlclient's bytes); DECIMAL, dates, times: the text too."""
+    (flavour, real), _ = both
+    exprs = [("CAST(7 AS INT)", 3), ("CAST(-12345678901 AS SIGNED)", 8), ("1.5e0", 5),
+             ("YEAR('2024-01-01')", 13), ("CAST(1.25 AS DECIMAL(5,2))", 246),
+             ("DATE'2024-01-02'", 10), ("TIME'-01:02:03.5'", 11),
+             ("TIMESTAMP'2024-01-02 03:04:05'", 12)]
+    rows = []
+    for mod in (flavour, real):
+        conv = dict(mod.converters.conversions)
+        for _e, code in exprs:
+            conv[code] = lambda v, _c=code: (_c, type(v).__name__, v)
+        c = mod.connect(conv=conv, **conn_kwargs)
+        try:
+            cur = c.cursor()
+            cur.execute("SELECT " + ", ".join(e for e, _ in exprs))
+            rows.append(cur.fetchone())
+            c.decoders[3] = int           # the fast converters keep their meaning
+        finally:
+            c.close()
+    assert rows[0] == rows[1]
+    assert {r[1] for r in rows[0]} == {"str"}
+    c = flavour.connect(conv={3: int, 5: float, 8: str}, **conn_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("SELECT CAST(7 AS INT), 1.5e0, CAST(-12345678901 AS SIGNED)")
+        assert cur.fetchone() == (7, 1.5, "-12345678901")
+    finally:
+        c.close()

@@ -462,7 +462,8 @@ def test_percent_without_parameters_is_literal(conn):
 # =========================================================================== converters
 
 def test_user_converter_replaces_one_type_only(conn_kwargs):
-    c = mysqlc.connect(conv={FIELD_TYPE.LONG: lambda s: "X" + s}, **conn_kwargs)
+    # a number column's converter gets the wire bytes (mysqlclient's argument)
+    c = mysqlc.connect(conv={FIELD_TYPE.LONG: lambda s: "X" + s.decode()}, **conn_kwargs)
     try:
         cur = c.cursor()
         cur.execute("CREATE TEMPORARY TABLE cv (i INT, b BIGINT, s VARCHAR(5), d DATE, "

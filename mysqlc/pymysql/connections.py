@@ -237,7 +237,7 @@ class Connection(_connections.Connection):
         if conv is not None:
             self.encoders = {k: v for k, v in conv.items() if type(k) is not int}
             self.decoders = {k: v for k, v in conv.items() if type(k) is int}
-            conv = {k: v for k, v in conv.items()
+            conv = {k: _text_argument(k, v) for k, v in conv.items()
                     if converters._DEFAULTS.get(k, _MISSING) is not v} or None
         self._pymysql_encoders = getattr(self, "encoders", dict(converters.encoders))
         self._pymysql_decoders = getattr(self, "decoders", dict(converters.decoders))
@@ -589,3 +589,20 @@ class Connection(_connections.Connection):
 
 
 _MISSING = object()
+
+# FIELD_TYPE codes of the number columns: mysqlc's core hands a converter for them the
+# wire bytes (mysqlclient's rule); PyMySQL decodes them as ASCII first
+_NUMBER_TYPES = frozenset((0x01, 0x02, 0x03, 0x04, 0x05, 0x08, 0x09, 0x0d))   # .. YEAR
+
+
+def _text_argument(field_type, fn):
+    """`fn` for the core's conv dict: for a number column (TINY .. LONGLONG, INT24,
+    FLOAT, DOUBLE, YEAR) a callable gets the value's ASCII text, as PyMySQL's
+    ``conv`` decoders do, instead of the bytes mysqlc's core hands over."""
+    if field_type not in _NUMBER_TYPES or not callable(fn) or fn in (int, float, str, bytes):
+        return fn
+
+    def from_text(raw, _fn=fn):
+        return _fn(raw.decode("ascii") if type(raw) is bytes else raw)
+    from_text.__wrapped__ = fn
+    return from_text

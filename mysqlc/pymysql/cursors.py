@@ -189,6 +189,7 @@ class DictCursorMixin:
     #: the mapping type of a row; a subclass may set ``collections.OrderedDict``
     dict_type = dict
 
+    _fetch_type = 1                  # the keys of mysqlc.cursors.DictCursor
     _row_keys = _cursors.DictCursor._row_keys
 
     def _read_result(self, core, field_count):

@@ -97,6 +97,13 @@ class Error(MySQLError):
 
     sqlstate: str = "HY000"
 
+    def __init__(self, *args: object, sqlstate: "str | None" = None) -> None:
+        """``Error(errno, message, sqlstate=None)``: `sqlstate` (PyMySQL's keyword)
+        sets :attr:`sqlstate`; without it the class default ``"HY000"`` stays."""
+        super().__init__(*args)
+        if sqlstate is not None:
+            self.sqlstate = sqlstate
+
 
 class InterfaceError(Error):
     """Errors related to the driver rather than the database.

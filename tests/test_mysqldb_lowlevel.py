@@ -235,3 +235,15 @@ def test_errno_error_sqlstate_stat_change_user(pair, root_conn_kwargs):
     assert got[0][2][0] == 1146 and got[0][2][2] == "42S02"
     assert got[0][3] == (0, "", "00000")
     assert got[0][5] == ((root_conn_kwargs["user"].encode(),),)
+
+
+def test_result_type_and_closed(pair):
+    for mod in (low, real):
+        with pytest.raises(TypeError):
+            mod.result(b"xyz")
+        fresh = mod.connection.__new__(mod.connection)
+        assert fresh.closed == 1 and fresh.open == 0
+    for c in pair:
+        assert c.closed == 0
+        c.close()
+        assert c.closed == 1

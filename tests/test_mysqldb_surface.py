@@ -373,6 +373,12 @@ def _executed_trace(module, conn_kwargs, prepared=False):
     trace.append(cur._executed)
     cur.executemany("UPDATE surface_t SET b = %s WHERE a = %s", [("u", 1), ("v", 2)])
     trace.append(cur._executed)
+    cur.executemany("INSERT INTO surface_t (a, b) VALUES (%(a)s, %(b)s) "
+                    "ON DUPLICATE KEY UPDATE b = VALUES(b)",
+                    [{"a": 9, "b": "d"}, {"a": 10, "b": "e"}])
+    trace.append(cur._executed)
+    cur.executemany("INSERT INTO surface_t (`a`, b) VALUES (%s, '100%%')", [(11,), (12,)])
+    trace.append(cur._executed)
     cur.max_stmt_length = 60           # the multi-row INSERT split: the last one is kept
     cur.executemany("INSERT INTO surface_t (a, b) VALUES (%s, %s)", rows)
     trace.append(cur._executed)
@@ -481,6 +487,10 @@ INSERT_QUERIES = [
     "SELECT %s",
     "UPDATE t SET a = %s",
     "INSERT INTO t SELECT %s",
+    # mysqlclient's own test: any ON DUPLICATE tail is the third group
+    "INSERT INTO TEST (ID, NAME) VALUES (%(id_name)s, %(name)s) ON duplicate update",
+    "INSERT INTO t (a) VALUES (%(a)s) ON DUPLICATE KEY UPDATE a = %(a)s",
+    "INSERT INTO percent_test (`A%%`, `B%%`) VALUES (%s, %s)",
 ]
 
 
@@ -621,3 +631,50 @@ def test_converter_arguments_of_text_columns(MySQLdb, conn_kwargs):
         else:
             assert ours == real
             assert [r[2] for r in ours] == ["bytes"] * 3
+
+
+# ---------------------------------------------------------------- closed, DictCursor keys
+
+def test_closed_as_mysqlclient(MySQLdb, conn_kwargs):
+    got = []
+    for module in (REAL, MySQLdb):
+        cls = module.connections.Connection
+        fresh = cls.__new__(cls)                 # before __init__: closed
+        c = _connect(module, **conn_kwargs)
+        opened = c.closed
+        with c:
+            inside = c.closed
+        got.append((fresh.closed, opened, inside, c.closed, type(c.closed).__name__))
+    assert got[0] == got[1] == (1, 0, 0, 1, "int")
+
+
+def test_dictcursor_keys_as_mysqlclient(MySQLdb, conn_kwargs):
+    """Repeated column names keyed table.column; _fetch_type = 2 keys every column with a
+    table table.column (mysqlclient's old fetch type); the keys are shared by the rows."""
+    got = []
+    for module in (REAL, MySQLdb):
+        c = _connect(module, **conn_kwargs)
+        try:
+            setup = c.cursor()
+            setup.execute("CREATE TEMPORARY TABLE dk1 (a INT, b INT, c INT)")
+            setup.execute("CREATE TEMPORARY TABLE dk2 (b INT, c INT)")
+            setup.execute("INSERT INTO dk1 VALUES (1, 1, 47), (2, 2, 47)")
+            setup.execute("INSERT INTO dk2 VALUES (1, 1), (2, 2)")
+            out = []
+            for cls in (module.cursors.DictCursor, module.cursors.SSDictCursor):
+                for fetch_type in (1, 2):
+                    cur = c.cursor(cls)
+                    cur._fetch_type = fetch_type
+                    cur.execute("SELECT *, 1 + 1 AS e FROM dk1 JOIN dk2 ON dk1.b = dk2.b "
+                                "ORDER BY dk1.a")
+                    rows = list(cur.fetchall())
+                    assert all(a is b for a, b in zip(rows[0], rows[1]))
+                    out.append(rows)
+                    cur.close()
+            got.append(out)
+        finally:
+            c.close()
+    assert got[0] == got[1]
+    assert got[1][0][0] == {"a": 1, "b": 1, "c": 47, "dk2.b": 1, "dk2.c": 1, "e": 2}
+    assert got[1][1][0] == {"dk1.a": 1, "dk1.b": 1, "dk1.c": 47, "dk2.b": 1, "dk2.c": 1,
+                            "e": 2}

@@ -647,3 +647,92 @@ def test_conv_decoders_get_text_like_pymysql(both, conn_kwargs):
         assert cur.fetchone() == (7, 1.5, "-12345678901")
     finally:
         c.close()
+
+
+def _sock_for(kw, unix):
+    import socket
+    if unix:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(kw["unix_socket"])
+        return s
+    return socket.create_connection((kw["host"], kw["port"]))
+
+
+@pytest.mark.parametrize("unix", [False, True], ids=["tcp", "unix"])
+def test_connect_over_a_socket_of_ones_own(flavour, server, unix):
+    """PyMySQL's connect(sock): the session runs over the caller's socket (the core's
+    Python transport), with compression too; close() closes the socket."""
+    kw = server.connect_kwargs(unix=unix)
+    for k in ("host", "port", "unix_socket"):
+        kw.pop(k, None)
+    for compress in (False, True):
+        sock = _sock_for(server.connect_kwargs(unix=unix), unix)
+        c = flavour.connect(defer_connect=True, compress=compress, **kw)
+        assert not c.open
+        c.connect(sock)
+        assert c.open and c.fileno() == sock.fileno()
+        cur = c.cursor()
+        cur.execute("SELECT %s, REPEAT('x', 300000), CONNECTION_ID()", ("é",))
+        value, big, thread_id = cur.fetchone()
+        assert value == "é" and len(big) == 300000 and thread_id == c.thread_id()
+        ss = c.cursor(flavour.cursors.SSCursor)
+        ss.execute("SELECT seq FROM seq_1_to_50000")
+        assert sum(r[0] for r in ss) == 50000 * 50001 // 2
+        cur.execute("SHOW SESSION STATUS LIKE 'Compression'")
+        assert cur.fetchone()[1] == ("ON" if compress else "OFF")
+        c.close()
+        assert sock.fileno() == -1 and not c.open
+    # a connection made with sock reconnects to host/port on its own
+    sock = _sock_for(server.connect_kwargs(unix=unix), unix)
+    c = flavour.connect(defer_connect=True, **server.connect_kwargs(unix=unix))
+    c.connect(sock)
+    c.connect()
+    assert c.open and c.fileno() != sock.fileno() and sock.fileno() == -1
+    c.close()
+    with pytest.raises(TypeError):
+        flavour.connect(defer_connect=True, **kw).connect("not a socket")
+
+
+def test_connect_over_a_socket_lost_and_timed_out(flavour, server):
+    kw = server.connect_kwargs()
+    sock = _sock_for(kw, False)
+    c = flavour.connect(defer_connect=True, read_timeout=1, **kw)
+    c.connect(sock)
+    with pytest.raises(flavour.err.OperationalError) as ei:
+        c.cursor().execute("SELECT SLEEP(5)")
+    assert ei.value.args[0] == 2013
+    assert not c.open
+    sock = _sock_for(kw, False)
+    c = flavour.connect(defer_connect=True, **kw)
+    c.connect(sock)
+    sock.shutdown(2)                       # the stream ends under the session
+    with pytest.raises(flavour.err.OperationalError) as ei:
+        c.cursor().execute("SELECT 1")
+    assert ei.value.args[0] in (2006, 2013)
+
+
+@pytest.mark.server
+@pytest.mark.allow_skip
+def test_connect_over_a_socket_with_tls(flavour, tls_server):
+    srv, certs = tls_server
+    kw = srv.connect_kwargs()
+    sock = _sock_for(kw, False)
+    c = flavour.connect(defer_connect=True, ssl_ca=certs.ca_cert, ssl_verify_identity=True,
+                        **kw)
+    c.connect(sock)
+    try:
+        assert _ssl_version(c)
+        cur = c.cursor()
+        cur.execute("SELECT REPEAT('t', 100000)")
+        assert cur.fetchone()[0] == "t" * 100000
+    finally:
+        c.close()
+
+
+def test_error_sqlstate_keyword(flavour):
+    """PyMySQL's Error(..., sqlstate=...); without it mysqlc's class default HY000 stays
+    (PyMySQL: None; docs/compat.md)."""
+    e = flavour.err.Error(1234, "boom", sqlstate="42000")
+    assert e.args == (1234, "boom") and e.sqlstate == "42000"
+    assert flavour.err.OperationalError(1, "x").sqlstate == "HY000"
+    assert mysqlc.ProgrammingError(1, "x", sqlstate="42S02").sqlstate == "42S02"

@@ -8,8 +8,10 @@ and behaves as PyMySQL's ``Connection`` where code can tell.
 from __future__ import annotations
 
 import codecs
+import errno as _errno
 import os
 import re
+import socket
 import sys
 import time
 import warnings
@@ -311,18 +313,33 @@ class Connection(_connections.Connection):
         """Open the connection (after ``defer_connect=True``, or again after
         :meth:`close`).  An open connection is closed first.
 
-        Raises NotSupportedError when a socket object is given (the C core opens
-        its own socket).
+        `sock` (PyMySQL's): a connected ``socket.socket`` (TCP or unix) to run the
+        session over instead of opening one; the handshake, TLS and compression run
+        over it as over the core's own socket, and :meth:`close` closes it.  The core
+        reads it through its Python transport (src/transport_py.c), one Python call
+        per read, so it is slower than a connection the core opens.  A later
+        ``ping(reconnect=True)`` opens a socket of its own to host/port.
+
+        Raises TypeError when `sock` has no ``recv_into``/``sendall``; the
+        errors of connecting otherwise.
         """
-        if sock is not None:
-            raise NotSupportedError(0, "connect(sock) is not supported: the C core "
-                                       "opens its own socket")
+        if sock is not None and not (hasattr(sock, "recv_into") and hasattr(sock, "sendall")
+                                     and hasattr(sock, "fileno")):
+            raise TypeError("connect(sock): a socket object is required, not %r"
+                            % type(sock).__name__)
         self._pymysql_closed = False
         core = self._conn
         if core is not None and core.open:
             core.close()
         self._defer = False
-        self._connect()
+        if sock is None:
+            self._connect()
+            return
+        self._open_stream = lambda core, *_args: _SocketStream(sock, core)
+        try:
+            self._connect()
+        finally:
+            del self._open_stream      # back to the class's None: the core's own socket
 
     def close(self) -> None:
         """Send COM_QUIT and close the socket.
@@ -589,6 +606,60 @@ class Connection(_connections.Connection):
 
 
 _MISSING = object()
+
+
+class _SocketStream:
+    """The core's Python transport (the interface src/transport_py.c documents) over a
+    blocking socket object the caller connected: ``Connection.connect(sock)``."""
+
+    def __init__(self, sock: Any, core: Any) -> None:
+        self.sock = sock
+        self.core = core
+        self.errno = 0
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def _fail(self, exc: OSError) -> int:
+        self.errno = exc.errno or _errno.EIO
+        return 3
+
+    def wait(self, timeout: float) -> int:
+        """Receive into the core's buffer: 0 received, 1 timed out, 2 end of stream,
+        3 error (``errno`` set)."""
+        view = self.core._transport_buffer(65536)
+        try:
+            self.sock.settimeout(None if timeout < 0 else timeout)
+            n = self.sock.recv_into(view)
+        except (socket.timeout, BlockingIOError):
+            return 1
+        except OSError as exc:
+            return self._fail(exc)
+        finally:
+            view.release()
+        if n == 0:
+            return 2
+        self.core._transport_received(n)
+        return 0
+
+    def write(self, data: bytes, timeout: float, block: bool) -> int:
+        """Send `data`: 0 sent, 1 timed out, 3 error; ``block=False`` (COM_QUIT on
+        close) never waits."""
+        try:
+            if block:
+                self.sock.settimeout(None if timeout < 0 else timeout)
+                self.sock.sendall(data)
+            else:
+                self.sock.setblocking(False)
+                self.sock.send(data)
+        except (socket.timeout, BlockingIOError):
+            return 1
+        except OSError as exc:
+            return self._fail(exc)
+        return 0
+
+    def close(self) -> None:
+        self.sock.close()
 
 # FIELD_TYPE codes of the number columns: mysqlc's core hands a converter for them the
 # wire bytes (mysqlclient's rule); PyMySQL decodes them as ASCII first

@@ -1582,6 +1582,14 @@ class Connection:
         self._check_closed()
         return self._conn.warning_count
 
+    def more_results(self) -> bool:
+        """True when another result of the last statement follows (the server's
+        SERVER_MORE_RESULTS_EXISTS; mysqlclient's ``more_results()``): after a
+        multi-statement query until :meth:`~mysqlc.cursors.BaseCursor.nextset` reached
+        its last result.  Raises OperationalError(2006) on a closed connection."""
+        self._check_closed()
+        return bool(self._conn.more_results)
+
     def info(self) -> Optional[str]:
         """The info string of the last OK packet (e.g. ``"Records: 3  Duplicates: 0
         Warnings: 0"``), or None."""

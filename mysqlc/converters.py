@@ -6,9 +6,13 @@
   decodes every built-in type itself (in one pass, without calling Python), so
   these entries are only a reference of what the defaults do.  A ``conv`` dict
   given to :func:`mysqlc.connect` whose entry for a field type is *not* the
-  default here makes the core call that function for every value of that type,
-  with ``str`` (``bytes`` for binary-charset columns; the ASCII text for numbers
-  and dates).
+  default here makes the core call that function for every non-NULL value of that
+  type, with what mysqlclient's ``_mysql`` hands a converter: the wire ``bytes``
+  for numbers (integers, YEAR, FLOAT, DOUBLE; the converter ``str`` gets the
+  text), the ASCII text (``str``) for DECIMAL, dates and times, ``bytes`` for
+  binary-charset columns and BIT; for a text column the ``str`` (``bytes`` with
+  ``use_unicode=False``), where mysqlclient with ``use_unicode`` replaces a string
+  type's converter by its own str/bytes rule.
 * Python types -> *encoder* ``f(obj, conv) -> str | bytes`` giving the SQL
   literal, with MySQLdb's two-argument signature.  The core builds literals for
   the built-in types in C; a ``conv`` entry that differs from the default here is

@@ -678,3 +678,20 @@ def test_dictcursor_keys_as_mysqlclient(MySQLdb, conn_kwargs):
     assert got[1][0][0] == {"a": 1, "b": 1, "c": 47, "dk2.b": 1, "dk2.c": 1, "e": 2}
     assert got[1][1][0] == {"dk1.a": 1, "dk1.b": 1, "dk1.c": 47, "dk2.b": 1, "dk2.c": 1,
                             "e": 2}
+
+
+def test_more_results_as_mysqlclient(MySQLdb, conn_kwargs):
+    got = []
+    for module in (REAL, MySQLdb):
+        c = _connect(module, **conn_kwargs)
+        cur = c.cursor()
+        cur.execute("SELECT 17; SELECT 2")
+        trace = [c.more_results(), cur.fetchall(), bool(cur.nextset()), c.more_results(),
+                 cur.fetchall(), cur.nextset()]
+        cur.execute("SELECT 3")
+        trace += [c.more_results(), cur.fetchall()]
+        c.close()
+        trace.append(outcome(c.more_results)[0])
+        got.append(trace)
+    assert got[0] == got[1]
+    assert got[1][:4] == [True, ((17,),), True, False]

@@ -291,10 +291,9 @@ def run_asyncio(connect, rows, reference):
 
             cur = conn.cursor()
             t0 = time.perf_counter()
-            try:
-                async with asyncio.timeout(0.3):
-                    await cur.execute("SELECT SLEEP(30)")
-            except TimeoutError:
+            try:   # wait_for, not asyncio.timeout(): that one is Python 3.11+
+                await asyncio.wait_for(cur.execute("SELECT SLEEP(30)"), 0.3)
+            except asyncio.TimeoutError:
                 pass
             dt = time.perf_counter() - t0
             await cur.execute("SELECT %s", ("same connection",))
@@ -304,8 +303,8 @@ def run_asyncio(connect, rows, reference):
                               "WHERE INFO LIKE 'SELECT SLEEP(30)%%'")
             left = (await cur.fetchone())[0]
             expect(left == 0, "the timed-out statement still runs on the server")
-            print("asyncio.timeout(0.3) around SELECT SLEEP(30): TimeoutError after %.2f s; "
-                  "the statement was stopped on the server (KILL QUERY) and the same "
+            print("asyncio.wait_for(..., 0.3) around SELECT SLEEP(30): TimeoutError after "
+                  "%.2f s; the statement was stopped on the server (KILL QUERY) and the same "
                   "connection answered the next query" % dt)
         pool.close()
         await pool.wait_closed()

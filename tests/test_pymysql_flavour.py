@@ -709,6 +709,21 @@ def test_connect_over_a_socket_lost_and_timed_out(flavour, server):
     with pytest.raises(flavour.err.OperationalError) as ei:
         c.cursor().execute("SELECT 1")
     assert ei.value.args[0] in (2006, 2013)
+    with pytest.raises(ValueError, match="closed"):
+        flavour.connect(defer_connect=True, **kw).connect(sock)   # closed by the failure
+    # a peer that ends the stream before its handshake: 2013 at once
+    import socket
+    import time
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        sock = socket.create_connection(listener.getsockname())
+        accepted, _ = listener.accept()
+        accepted.close()
+        start = time.monotonic()
+        with pytest.raises(flavour.err.OperationalError) as ei:
+            flavour.connect(defer_connect=True, **kw).connect(sock)
+        assert ei.value.args[0] == 2013 and time.monotonic() - start < 5
 
 
 @pytest.mark.server

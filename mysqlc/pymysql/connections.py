@@ -320,13 +320,17 @@ class Connection(_connections.Connection):
         per read, so it is slower than a connection the core opens.  A later
         ``ping(reconnect=True)`` opens a socket of its own to host/port.
 
-        Raises TypeError when `sock` has no ``recv_into``/``sendall``; the
-        errors of connecting otherwise.
+        Raises TypeError when `sock` has no ``recv_into``/``sendall``, ValueError
+        when it is closed; the errors of connecting otherwise (2013 when the peer
+        ends the stream or stays silent for ``connect_timeout``).
         """
-        if sock is not None and not (hasattr(sock, "recv_into") and hasattr(sock, "sendall")
-                                     and hasattr(sock, "fileno")):
-            raise TypeError("connect(sock): a socket object is required, not %r"
-                            % type(sock).__name__)
+        if sock is not None:
+            if not (hasattr(sock, "recv_into") and hasattr(sock, "sendall")
+                    and hasattr(sock, "fileno")):
+                raise TypeError("connect(sock): a socket object is required, not %r"
+                                % type(sock).__name__)
+            if sock.fileno() < 0:
+                raise ValueError("connect(sock): the socket is closed")
         self._pymysql_closed = False
         core = self._conn
         if core is not None and core.open:

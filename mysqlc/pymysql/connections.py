@@ -118,7 +118,9 @@ class Connection(_connections.Connection):
     conv : dict, optional
         PyMySQL's ``conv``: entries that are the defaults of
         :mod:`mysqlc.pymysql.converters` change nothing; others become user
-        converters / encoders.
+        converters / encoders.  A decoder gets what PyMySQL's gets: the text
+        (``str``) of numbers, DECIMAL, dates and times and of text columns,
+        ``bytes`` for binary ones.
     client_flag : int
         ``CLIENT.MULTI_STATEMENTS`` is off unless given here (PyMySQL's default).
     defer_connect : bool, default False

@@ -578,11 +578,14 @@ def test_times_localtime(MySQLdb):
 # (SQL expression, FIELD_TYPE code): one column of each kind
 CONVERTER_COLUMNS = [
     ("CAST(-12345678901 AS SIGNED)", 8), ("CAST(18446744073709551615 AS UNSIGNED)", 8),
-    ("CAST(7 AS INT)", 3), ("1.5e0", 5), ("CAST(2.5 AS FLOAT)", 4), ("YEAR('2024-01-01')", 13),
+    ("CAST(7 AS INT)", 3), ("1.5e0", 5), ("CAST(2.5 AS FLOAT)", 4), ("y", 13),
     ("CAST(1.25 AS DECIMAL(5,2))", 246), ("DATE'2024-01-02'", 10), ("TIME'-01:02:03.5'", 11),
-    ("TIMESTAMP'2024-01-02 03:04:05'", 12), ("(SELECT b FROM conv_bits)", 16),
+    ("TIMESTAMP'2024-01-02 03:04:05'", 12), ("b", 16),
+    ("t", 1), ("s", 2),
+    ("m", 9), ("g", 255),
 ]
-TEXT_COLUMNS = [("'caf\u00e9'", 253), ("CAST('t' AS CHAR)", 253), ("CAST(x'0102' AS BINARY)", 253)]
+TEXT_COLUMNS = [("'caf\u00e9'", 253), ("CAST('t' AS CHAR)", 253), ("CAST(x'0102' AS BINARY)", 253),
+                ("e", 254), ("j", 252)]
 
 
 def _conv_results(module, conn_kwargs, exprs, use_unicode):
@@ -592,9 +595,12 @@ def _conv_results(module, conn_kwargs, exprs, use_unicode):
     c = _connect(module, conv=conv, use_unicode=use_unicode, **conn_kwargs)
     try:
         cur = c.cursor()
-        cur.execute("CREATE TEMPORARY TABLE conv_bits (b BIT(3))")
-        cur.execute("INSERT INTO conv_bits VALUES (b'101')")
-        cur.execute("SELECT " + ", ".join(e for e, _ in exprs))
+        cur.execute("CREATE TEMPORARY TABLE conv_bits (b BIT(3), t TINYINT, s SMALLINT, "
+                    "m MEDIUMINT, g GEOMETRY, e ENUM('a', 'b'), j JSON, y YEAR)")
+        cur.execute("INSERT INTO conv_bits VALUES (b'101', -1, 300, 70000, POINT(1, 2), 'b', "
+                    "'[1]', 2024)")
+        cur.execute("SELECT " + ", ".join(e for e, _ in exprs) + " FROM conv_bits")
+        assert [d[1] for d in cur.description] == [code for _e, code in exprs]
         return cur.fetchone()
     finally:
         c.close()
@@ -607,7 +613,7 @@ def test_converter_arguments_as_mysqlclient(MySQLdb, conn_kwargs, use_unicode):
     ours = _conv_results(MySQLdb, conn_kwargs, CONVERTER_COLUMNS, use_unicode)
     real = _conv_results(REAL, conn_kwargs, CONVERTER_COLUMNS, use_unicode)
     assert ours == real
-    assert [r[2] for r in ours] == ["bytes"] * 6 + ["str"] * 4 + ["bytes"]
+    assert [r[2] for r in ours] == ["bytes"] * 6 + ["str"] * 4 + ["bytes"] * 5
     # str, bytes and int as the converter: the text, the bytes, the number
     for fn, expected in ((str, "7"), (bytes, b"7"), (int, 7)):
         c = MySQLdb.connect(conv={3: fn}, **conn_kwargs)
@@ -626,11 +632,12 @@ def test_converter_arguments_of_text_columns(MySQLdb, conn_kwargs):
         ours = _conv_results(MySQLdb, conn_kwargs, TEXT_COLUMNS, use_unicode)
         real = _conv_results(REAL, conn_kwargs, TEXT_COLUMNS, use_unicode)
         if use_unicode:
-            assert ours == tuple(("called", 253, type(v).__name__, v) for v in real)
-            assert real == ("caf\u00e9", "t", b"\x01\x02")
+            assert ours == tuple(("called", code, type(v).__name__, v)
+                                 for v, (_e, code) in zip(real, TEXT_COLUMNS))
+            assert real == ("caf\u00e9", "t", b"\x01\x02", "b", "[1]")
         else:
             assert ours == real
-            assert [r[2] for r in ours] == ["bytes"] * 3
+            assert [r[2] for r in ours] == ["bytes"] * 5
 
 
 # ---------------------------------------------------------------- closed, DictCursor keys

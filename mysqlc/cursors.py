@@ -215,7 +215,11 @@ class BaseCursor:
     (:class:`PreparedCursor` ...) are, and ``connection.cursor(cls, prepared=True)``
     returns a cursor in it.
     ``execute`` then runs COM_STMT_PREPARE / COM_STMT_EXECUTE (binary protocol) with
-    the connection's LRU statement cache.  Placeholders are ``%s`` (or ``%(name)s``
+    the connection's LRU statement cache; on MariaDB the first execute of a statement
+    sends both in one round trip (COM_STMT_EXECUTE of statement id 0xffffffff, "the
+    statement prepared last", where the client can count the placeholders: no
+    backslash in the SQL, no value for COM_STMT_SEND_LONG_DATA, no server-side cursor or
+    query attributes, no compression).  Placeholders are ``%s`` (or ``%(name)s``
     with a mapping, or ``?``); parameters are encoded in C in the binary format and
     never quoted into the SQL text.  Metadata of parameter types is re-sent only when
     the types change.  User converters for field types apply to string-typed values
@@ -764,6 +768,13 @@ class BaseCursor:
             raise ProgrammingError(0, "a mapping of parameters needs %(name)s placeholders")
         else:
             params = tuple(_normalize_args(args))
+        if (attrs is None and infile is None and not self._server_cursor and
+                conn._conn.bulk_operations and not conn._stmt_stale and
+                sql not in conn._stmt_cache and getattr(conn, "_one_trip", True) and
+                _one_trip_ok(conn, sql, params)):
+            result = self._execute_one_trip(conn, sql, params, query, args)
+            if result is not None:
+                return result
         stmt = self._statement(conn, sql)
         if len(params) != stmt.nparams:
             raise ProgrammingError(
@@ -790,6 +801,49 @@ class BaseCursor:
                     attributes=attrs)
             finally:
                 conn._pending_infile = None
+            self._stmt = stmt
+            self._read_result(core, field_count)
+            return self.rowcount
+        except Error as exc:
+            conn._note_error(exc)
+            raise
+        finally:
+            lock.release()
+
+    def _execute_one_trip(self, conn, sql, params, query, args):
+        """The first execute of `sql` on a MariaDB connection: COM_STMT_PREPARE and
+        COM_STMT_EXECUTE of statement id 0xffffffff ("the statement prepared last", with
+        MARIADB_CLIENT_STMT_BULK_OPERATIONS) in one round trip; the statement joins the
+        cache.  A prepare error is raised (the execute's error after it is dropped); an
+        execute error is raised with the statement kept.  Returns rowcount, or None
+        (nothing sent) when the connection cannot do it (compression)."""
+        if conn._closed:
+            raise conn._closed_error()
+        lock = conn._lock
+        if not lock.acquire(False):
+            raise _busy()
+        try:
+            self._clear()
+            conn._last_error = _NO_ERROR
+            conn._discard_pending(self)
+            cache = conn._stmt_cache
+            while cache and len(cache) >= max(conn.prepared_cache_size, 1):
+                _old_sql, old = cache.popitem(last=False)   # room for the new one
+                conn._conn.stmt_close(old.id)
+            conn._owner = weakref.ref(self)
+            self._set_executed_lazily(self, conn, "one", query, args)
+            core = conn._conn
+            try:
+                sid, nparams, ncols, field_count, types, error = core.stmt_prepare_execute(
+                    sql, params, encoding=conn.encoding)
+            except NotSupportedError:
+                conn._one_trip = False
+                return None
+            stmt = _Statement(sid, nparams, ncols)
+            stmt.types = types
+            cache[sql] = stmt
+            if error is not None:
+                raise error
             self._stmt = stmt
             self._read_result(core, field_count)
             return self.rowcount
@@ -1366,6 +1420,27 @@ class _Statement:
 _RE_QMARK_OUTSIDE_QUOTES = re.compile(
     rb"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`"""
     rb"""|/\*.*?\*/|--[ \t][^\n]*|#[^\n]*|(\?)""", re.DOTALL)
+
+
+def _one_trip_ok(conn, sql, params):
+    """True when the one-trip prepare (BaseCursor._execute_one_trip) may send `params`
+    with `sql` before the server has counted its placeholders: no backslash (whose
+    meaning in quotes depends on NO_BACKSLASH_ESCAPES), exactly len(params) ``?`` outside
+    quotes and comments, and no value long enough for COM_STMT_SEND_LONG_DATA."""
+    if b"\\" in sql:
+        return False
+    count = 0
+    for m in _RE_QMARK_OUTSIDE_QUOTES.finditer(sql):
+        if m.group(1):
+            count += 1
+    if count != len(params):
+        return False
+    threshold = conn.long_data_threshold
+    if threshold > 0:
+        for v in params:
+            if isinstance(v, (str, bytes, bytearray)) and len(v) > threshold:
+                return False
+    return True
 
 
 def _uses_qmark(query):

@@ -959,7 +959,12 @@ static PyMethodDef Conn_methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "stmt_bulk_execute(statement_id, rows, max_payload=16777216, encoding='utf-8', exact=False)"
      " -> affected rows, or None when bulk execution does not apply (exact: also when a"
-     " value is a float)"},
+     " value has no binary form)"},
+    {"stmt_prepare_execute", (PyCFunction)(void (*)(void))Conn_stmt_prepare_execute,
+     METH_VARARGS | METH_KEYWORDS,
+     "stmt_prepare_execute(sql, params, encoding='utf-8') -> (statement_id, num_params,"
+     " num_columns, field_count, types, error): MariaDB's one-trip COM_STMT_PREPARE +"
+     " COM_STMT_EXECUTE (statement id 0xffffffff)"},
     {"stmt_close", (PyCFunction)Conn_stmt_close, METH_O, NULL},
     {"_start_capture", (PyCFunction)Conn_start_capture, METH_NOARGS, NULL},
     {"_stop_capture", (PyCFunction)Conn_stop_capture, METH_NOARGS, NULL},

@@ -321,6 +321,7 @@ int mc_read_prepare_response(mc_conn *c, uint32_t *stmt_id, unsigned *nparams, u
 PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg);
 PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *Conn_stmt_prepare_execute(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_fetch(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_reset(mc_conn *c, PyObject *arg);
 PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg);

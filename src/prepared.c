@@ -253,6 +253,104 @@ done:
     return ret;
 }
 
+/* stmt_prepare_execute(sql, params, encoding="utf-8")
+       -> (statement_id, num_params, num_columns, field_count, types, error)
+   MariaDB's one-trip prepare (MARIADB_CLIENT_STMT_BULK_OPERATIONS servers): COM_STMT_PREPARE
+   and a COM_STMT_EXECUTE of statement id 0xffffffff ("the statement prepared last") go in
+   one write, and both responses are read in order.  The caller gives exactly the
+   statement's parameters (it counted the placeholders); a server count that differs
+   closes the connection (the execute's values cannot be trusted).  When the prepare
+   fails its error is raised, after the execute's error that follows it was read and
+   dropped.  When the prepare succeeds and the execute fails, the statement exists: the
+   tuple is returned with field_count and types None and the execute's exception as
+   `error` (the caller keeps the statement and raises it).  No long data, no server-side
+   cursor, no query attributes. */
+PyObject *Conn_stmt_prepare_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"sql", "params", "encoding", NULL};
+    Py_buffer view;
+    PyObject *params;
+    const char *encoding = "utf-8";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*O|z", kwlist, &view, &params, &encoding))
+        return NULL;
+    if (!(c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS) || c->compress) {
+        /* (compressed: the two commands would share the compressed sequence) */
+        PyBuffer_Release(&view);
+        return mc_raise(c->st->NotSupportedError, 0, c->compress ?
+                        "no one-trip prepare on a compressed connection" :
+                        "the server has no one-trip prepare (MariaDB's statement id -1)");
+    }
+    PyObject *seq = PySequence_Fast(params, "params must be a sequence");
+    if (!seq) { PyBuffer_Release(&view); return NULL; }
+    if (mc_conn_enter(c) < 0) { Py_DECREF(seq); PyBuffer_Release(&view); return NULL; }
+    PyObject *ret = NULL, *newtypes = NULL;
+    Py_ssize_t np = PySequence_Fast_GET_SIZE(seq);
+    if (mc_check_idle(c) < 0) goto done;
+    if (mc_check_packet(c, 1 + (size_t)view.len, "the statement (COM_STMT_PREPARE)") < 0) goto done;
+    mc_writer *w = &c->wbuf;
+    w->len = 0;
+    if (mc_writer_u32(w, 0xffffffffu) < 0 || mc_writer_u8(w, 0) < 0 || mc_writer_u32(w, 1) < 0)
+        goto done;
+    if (np > 0 && mc_encode_binary_params(c->st, w, seq, encoding, &newtypes, NULL) < 0) goto done;
+    if (mc_check_packet(c, 1 + w->len, "the parameters of COM_STMT_EXECUTE") < 0) goto done;
+    /* both commands buffered, sent by the first read */
+    if (mc_conn_command(c, COM_STMT_PREPARE, view.buf, (size_t)view.len) < 0) goto done;
+    c->binary = 1;
+    c->cursor_wanted = 0;
+    if (mc_conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) goto done;
+    const unsigned char *p;
+    size_t n;
+    int pk = mc_frame_peek(c, &p, &n);
+    if (pk < 0) goto done;
+    if (pk == 1 && n && p[0] == 0xFF) {
+        /* the prepare's ERR; the execute's ERR (unknown statement) follows */
+        if (mc_read_packet(c, &p, &n) < 0) goto done;
+        mc_raise_err_packet(c, p, n);
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        c->seq = 1;   /* the execute's response follows its command (sequence id 0) */
+        if (mc_read_packet(c, &p, &n) < 0) {   /* the connection went: that error wins */
+            Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+            goto done;
+        }
+        if (n == 0 || p[0] != 0xFF) {
+            Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+            mc_conn_malformed(c, "no ERR for COM_STMT_EXECUTE after a failed COM_STMT_PREPARE");
+            goto done;
+        }
+        PyErr_Restore(et, ev, tb);
+        goto done;
+    }
+    uint32_t stmt_id;
+    unsigned nparams, ncols;
+    if (mc_read_prepare_response(c, &stmt_id, &nparams, &ncols) < 0) goto done;
+    if ((Py_ssize_t)nparams != np) {
+        mc_conn_malformed(c, "the statement has a different number of parameters than the "
+                             "one-trip COM_STMT_EXECUTE sent");
+        goto done;
+    }
+    c->cursor_stmt = stmt_id;
+    c->seq = 1;   /* the execute's response follows its command (sequence id 0) */
+    Py_ssize_t nc = mc_read_query_response(c);
+    if (nc < 0) {
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        PyErr_NormalizeException(&et, &ev, &tb);
+        if (tb && ev) PyException_SetTraceback(ev, tb);
+        ret = Py_BuildValue("(kIIOOO)", (unsigned long)stmt_id, nparams, ncols, Py_None,
+                            Py_None, ev ? ev : Py_None);
+        Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+        goto done;
+    }
+    ret = Py_BuildValue("(kIInOO)", (unsigned long)stmt_id, nparams, ncols, nc,
+                        newtypes ? newtypes : Py_None, Py_None);
+done:
+    mc_conn_leave(c);
+    Py_XDECREF(newtypes);
+    Py_DECREF(seq);
+    PyBuffer_Release(&view);
+    return ret;
+}
+
 /* ---------------------------------------------------------------- query attributes */
 
 /* NotSupportedError: query attributes were given but the server did not offer

@@ -499,3 +499,75 @@ def test_sqlalchemy_orm_flush_in_bounded_round_trips(server):
     finally:
         Base.metadata.drop_all(engine)
         engine.dispose()
+
+
+# ---------------------------------------------------------------- one-trip prepare
+
+def test_one_trip_prepare(proxied):
+    """On MariaDB the first execute of a statement on a prepared cursor sends
+    COM_STMT_PREPARE and COM_STMT_EXECUTE (statement id 0xffffffff) together: one round
+    trip, the statement cached for the next executes."""
+    conn, proxy = proxied
+    cur = conn.cursor(prepared=True)
+    cur.execute("SELECT 1")                      # max_allowed_packet etc. out of the way
+    before = _status(conn, "Com_stmt_prepare")["Com_stmt_prepare"]
+    proxy.reset()
+    cur.execute("SELECT %s + 1, %s, 'a?b' -- ?\n", (41, "x"))
+    assert proxy.reset() == 1
+    assert cur.fetchall() == ((42, "x", "a?b"),)
+    proxy.reset()
+    cur.execute("SELECT %s + 1, %s, 'a?b' -- ?\n", (1, None))
+    assert proxy.reset() == 1
+    assert cur.fetchall() == ((2, None, "a?b"),)
+    assert _status(conn, "Com_stmt_prepare")["Com_stmt_prepare"] - before == 1
+    cur.execute("CREATE TEMPORARY TABLE ot (id INT AUTO_INCREMENT PRIMARY KEY, v INT UNIQUE)")
+    proxy.reset()
+    assert cur.execute("INSERT INTO ot (v) VALUES (%s)", (7,)) == 1
+    assert proxy.reset() == 1
+    assert cur.lastrowid == 1
+    # an execute error after a good prepare: raised, the statement kept and usable
+    before = _status(conn, "Com_stmt_prepare")["Com_stmt_prepare"]
+    with pytest.raises(mysqlc.IntegrityError) as ei:
+        cur.execute("INSERT INTO ot (v) VALUES (%s) /* dup */", (7,))
+    assert ei.value.args[0] == 1062
+    assert cur.execute("INSERT INTO ot (v) VALUES (%s) /* dup */", (8,)) == 1
+    assert _status(conn, "Com_stmt_prepare")["Com_stmt_prepare"] - before == 1
+    # a prepare error: raised, the execute's error after it read; nothing cached
+    proxy.reset()
+    with pytest.raises(mysqlc.ProgrammingError) as ei:
+        cur.execute("SELEC %s", (1,))
+    assert ei.value.args[0] == 1064
+    assert proxy.reset() == 1
+    with pytest.raises(mysqlc.ProgrammingError):
+        cur.execute("SELEC %s", (1,))
+    cur.execute("SELECT %s", (5,))
+    assert cur.fetchall() == ((5,),)
+    # placeholders the client cannot count for sure (a backslash) take two round trips
+    proxy.reset()
+    cur.execute("SELECT %s, 'a\\\\b'", (1,))
+    assert proxy.reset() == 2
+    assert cur.fetchall() == ((1, "a\\b"),)
+
+
+def test_one_trip_prepare_cut_connection(conn_kwargs, api):
+    """The connection cut while both responses are awaited: OperationalError 2013 at
+    once, the connection closed (2006 after), no hang."""
+    import threading
+    with LatencyProxy(conn_kwargs["port"], one_way=0.2, lifetime=60) as proxy:
+        c = mysqlc.connect(**dict(conn_kwargs, host="127.0.0.1", port=proxy.port))
+        try:
+            cur = c.cursor(prepared=True)
+            cur.execute("SELECT 1")
+            timer = threading.Timer(0.1, proxy.close)
+            timer.start()
+            try:
+                with pytest.raises(mysqlc.OperationalError) as ei:
+                    cur.execute("SELECT %s + 2", (40,))
+                assert ei.value.args[0] in (2013, 2006)
+            finally:
+                timer.join()
+            with pytest.raises(mysqlc.OperationalError) as ei:
+                cur.execute("SELECT %s + 3", (40,))
+            assert ei.value.args[0] in (2006, 2013)
+        finally:
+            c.close()

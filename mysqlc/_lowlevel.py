@@ -308,7 +308,9 @@ class connection:
             raise TypeError("a str or bytes-like object is required, not %r"
                             % type(query).__name__)
         self._pending = False
-        self._pending = self._recorded(core.query, bytes(query)) > 0
+        query = bytes(query)
+        self._mc._note_statement(query)     # the sql_mode after it (escape_string)
+        self._pending = self._recorded(core.query, query) > 0
 
     def _take(self, use):
         core = self._core()

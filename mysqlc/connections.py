@@ -241,6 +241,17 @@ _TRACK_SQL_MODE = (
     b"@@session_track_system_variables,CONCAT_WS(',',NULLIF("
     b"@@session_track_system_variables,''),'sql_mode')), sql_mode=@@sql_mode")
 
+# Statements after which the sql_mode is not known for certain (Connection._note_statement):
+# CALL and EXECUTE (a procedure, a prepared statement: any of these), SET STATEMENT
+# (MariaDB reports the statement's sql_mode, not the one restored after it), compound
+# statements run outside a stored program (BEGIN NOT ATOMIC, IF, CASE, LOOP, REPEAT,
+# WHILE, FOR), executable comments, and any text naming session_track (a change of
+# session_track_system_variables may stop the reports).
+_RE_MODE_DOUBT = re.compile(
+    rb"\A(?:\s+|/\*(?![!M]).*?\*/|(?:#|--[ \t])[^\n]*(?:\n|\Z))*"
+    rb"(?:CALL|EXECUTE|SET\s+STATEMENT|IF|CASE|LOOP|REPEAT|WHILE|FOR)\b"
+    rb"|NOT\s+ATOMIC|session_track|/\*M?!", re.I | re.S)
+
 _RESYNC_SESSION = (b"SET sql_mode=@@sql_mode, character_set_client=@@character_set_client, "
                    b"character_set_connection=@@character_set_connection, "
                    b"character_set_results=@@character_set_results")
@@ -775,6 +786,131 @@ class Connection:
         self._resynced_seq = core.session_track_seq
         return True
 
+    # ------------------------------------------------------------ escaping mode
+
+    # How str/bytes parameters are written depends on NO_BACKSLASH_ESCAPES in the
+    # session's sql_mode.  The connection writes them as mysqlclient does (backslash
+    # escapes, or quotes doubled under NO_BACKSLASH_ESCAPES) when it knows the mode for
+    # certain: _escape_mode() is the one place that decides.  Otherwise a value whose
+    # literal depends on the mode (a backslash byte not followed by % or _) costs one
+    # "SET sql_mode=@@sql_mode" first (_confirm_escape_mode), and the other values are
+    # written in a form both modes read alike (quotes doubled); a hex literal is the
+    # last resort (see cursors._format_with_mode and docs/compat.md, "Escaping").
+    _mode_doubt = True      # a statement since the last confirmation may have changed
+    #                         the mode unreported (_note_statement); a new session
+    _mode_tracking = False  # the session reports sql_mode (CLIENT_SESSION_TRACK, on)
+    _mode_lost = False      # a confirmation got no tracked sql_mode: tracking is gone
+    _mode_seq = None        # session_track_seq when _mode_tracked was read
+    _mode_tracked = None    # NO_BACKSLASH_ESCAPES of the tracked sql_mode; None: unknown
+    _mode_written = None    # the mode the last statement's values were escaped for
+
+    def _escape_mode(self):
+        """NO_BACKSLASH_ESCAPES of the session when the connection knows it for certain
+        now (True/False), else None.
+
+        The mode is the tracked sql_mode (session state tracking, at connect added to
+        ``session_track_system_variables`` and assigned its own value) -- certain only
+        when all of these hold:
+
+        - tracking is on (``session_track=True``, a server with CLIENT_SESSION_TRACK)
+          and the last confirmation got a tracked answer (``session_track_system_
+          variables`` changed by the user so that sql_mode is not tracked: uncertain);
+        - the session reported sql_mode since it began (not before the first report,
+          after COM_CHANGE_USER or COM_RESET_CONNECTION, which start a new session
+          with the server's default tracking list);
+        - no change was reported before the end of a response (a procedure with result
+          sets, a multi-statement text: MariaDB restores the mode unreported; the
+          resync of :meth:`_sync_session` settles this);
+        - no statement since the last confirmation could change the mode unreported
+          (:meth:`_note_statement`: ``CALL``, ``EXECUTE``, ``SET STATEMENT``, compound
+          statements, a multi-statement text, anything naming session_track);
+        - the status bit SERVER_STATUS_NO_BACKSLASH_ESCAPES agrees with the tracked
+          mode: a stored routine or trigger that set the mode leaves the bit as it set
+          it after the caller's mode is back (issue 14), so a disagreement says a
+          routine ran that changed the mode.
+
+        A pipelining layer adds "statements queued whose answers are unread" here."""
+        if self._mode_doubt or not self._mode_tracking or self._mode_lost:
+            return None
+        core = self._conn
+        seq = core.session_track_seq
+        if seq != self._mode_seq:
+            self._mode_seq = seq
+            mode = core.session_variables.get("sql_mode")
+            self._mode_tracked = None if mode is None else \
+                "NO_BACKSLASH_ESCAPES" in mode.upper().split(",")
+        tracked = self._mode_tracked
+        if tracked is None or core.session_uncertain_seq > self._resynced_seq:
+            return None
+        if tracked != bool(core.server_status & SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES):
+            return None
+        return tracked
+
+    def _io_possible(self):
+        """Can a statement be sent from here now?  (mysqlc.aio: only inside the
+        connection's greenlet.)"""
+        return True
+
+    def _note_statement(self, sql):
+        """Called with each statement text (bytes; a template before its parameters
+        are substituted) the connection sends for the user: one that may change the
+        sql_mode without the session reporting it makes the mode uncertain until the
+        next confirmation."""
+        if _RE_MODE_DOUBT.search(sql) is not None or self._multi_statement(sql):
+            self._mode_doubt = True
+
+    def _multi_statement(self, sql):
+        """May `sql` (bytes) hold more than one statement?  (A ';' before the end on a
+        connection with CLIENT_MULTI_STATEMENTS; one inside a quoted string counts
+        too.)"""
+        core = self.__dict__.get("_conn")
+        return (core is not None and bool(getattr(core, "client_flag", 0)
+                                          & CLIENT.MULTI_STATEMENTS)
+                and b";" in sql.rstrip(b"; \t\r\n"))
+
+    def _confirm_escape_mode(self, cursor=None):
+        """Ask the server for the mode: one ``SET sql_mode=@@sql_mode`` (its OK's
+        status bit is exact, and so is the tracked value it reports); a session that
+        does not report sql_mode yet (a new session after change_user) also gets
+        sql_mode added to its tracking list, as at connect.  Returns the mode (bool),
+        or None when no statement can be sent now (the connection is in use, results
+        are unread, or it is closed): then the value must be sent another way."""
+        core = self.__dict__.get("_conn")
+        if core is None or self._closed or not core.open or not self._io_possible():
+            return None
+        if not self._lock.acquire(False):
+            return None
+        try:
+            try:
+                self._discard_pending(cursor)
+            except Error:
+                return None
+            if core.rows_pending or core.more_results or core.cursor_open:
+                return None
+            track = self._mode_tracking
+            fresh = track and "sql_mode" not in core.session_variables
+            seq = core.session_track_seq
+            try:
+                core.query(b"SET " + _TRACK_SQL_MODE if fresh else b"SET sql_mode=@@sql_mode")
+            except DatabaseError:
+                if not fresh or not core.open:
+                    return None
+                core.query(b"SET sql_mode=@@sql_mode")   # a server that refuses tracking
+            except Error:
+                return None
+            bit = bool(core.server_status & SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES)
+            if track:
+                changes = core.session_changes if core.session_track_seq != seq else None
+                reported = ((changes or {}).get("system_variables") or {}).get("sql_mode")
+                if reported is None:
+                    self._mode_lost = True      # sql_mode is no longer tracked
+                else:
+                    self._mode_lost = False
+                    self._mode_doubt = False
+            return bit
+        finally:
+            self._lock.release()
+
     @property
     def charset(self) -> str:
         """The connection character set name: as given (or set with
@@ -844,6 +980,8 @@ class Connection:
         self._tracked_charset = None
         self._seen_schema = None
         self._resynced_seq = 0
+        self._mode_doubt = True
+        self._mode_seq = None
         self._owner = None
         self._max_allowed_packet = None
         self._closed = False
@@ -901,6 +1039,11 @@ class Connection:
                 self.set_sql_mode(self._sql_mode)
             self._transactional = bool(core.server_capabilities & CLIENT.TRANSACTIONS)
             self._connect_session_settings(core)
+            self._mode_tracking = (self._session_track and getattr(core, "session_track_seq",
+                                                                   None) is not None
+                                   and bool(core.client_flag & CLIENT.SESSION_TRACK))
+            self._mode_lost = False
+            self._mode_doubt = False
         except BaseException:
             core.close()
             raise
@@ -985,8 +1128,9 @@ class Connection:
         sql = getattr(owner, "_executed", None)
         if not sql:
             return None
+        nbe = self._mode_written     # the mode execute() wrote the values for
         names = _infile_sql.local_infile_names(
-            sql, self.charset, bool(self._conn.no_backslash_escapes))
+            sql, self.charset, bool(self._conn.no_backslash_escapes if nbe is None else nbe))
         if filename not in names:
             return None
         try:
@@ -1521,7 +1665,9 @@ class Connection:
                                        _to_bytes(password, "utf-8", "password"),
                                        _to_bytes(database, enc, "database"))
             finally:
-                # the server drops the session's statements with the command
+                # the server drops the session's statements with the command; a new
+                # session: the sql_mode is confirmed before a value needs it
+                self._mode_doubt = True
                 self._stmt_cache.clear()
                 self._max_allowed_packet = None
             self.user = user
@@ -1603,34 +1749,55 @@ class Connection:
         return {"no_backslash_escapes": self._conn.no_backslash_escapes,
                 "charset": self.charset, "encoding": self.encoding}
 
+    def _escaped(self, s):
+        """`s` (str or bytes-like) escaped for use between quotes as the session's
+        sql_mode needs it (see :meth:`escape_string`); bytes."""
+        self._sync_session()
+        core_module = self._core_module
+        charset, encoding = self.charset, self.encoding
+        mode = self._escape_mode()
+        if mode is None and isinstance(s, (str, bytes, bytearray, memoryview)):
+            lit = core_module.literal(s, charset=charset, encoding=encoding, portable=2)
+            if lit is not None:
+                return lit[1:-1]            # reads the same in both modes
+            mode = self._confirm_escape_mode()
+            if mode is None:
+                raise ProgrammingError(
+                    2014, "Commands out of sync: the sql_mode (NO_BACKSLASH_ESCAPES) is "
+                    "not known for certain and cannot be asked now (unread results); "
+                    "escaping this value needs it")
+        return core_module.escape_string(s, no_backslash_escapes=bool(mode),
+                                         charset=charset, encoding=encoding)
+
     def escape_string(self, s: Union[str, bytes, bytearray, memoryview]) -> bytes:
         """Escape `s` (str or bytes) for use between quotes; returns ``bytes``.
 
-        Honours the connection charset and NO_BACKSLASH_ESCAPES (as
-        ``mysql_real_escape_string``).
+        Honours the connection charset and the session's NO_BACKSLASH_ESCAPES as
+        ``mysql_real_escape_string`` does (backslash escapes, or ``'`` doubled).
+        While the connection does not know the mode for certain (after ``CALL``, a
+        session reset, with session tracking off...; docs/compat.md "Escaping"),
+        a value without a backslash is escaped so that it reads the same in both
+        modes (``'`` doubled, nothing else), and one with a backslash first costs a
+        ``SET sql_mode=@@sql_mode`` round trip; error 2014 when that
+        cannot run now (ProgrammingError, as for a statement: results of an
+        unbuffered cursor unread).
         """
-        return self._core_module.escape_string(s, **self._literal_options())
+        return self._escaped(s)
 
     def string_literal(self, obj: Union[str, bytes, bytearray, memoryview]) -> bytes:
         """Quoted, escaped string literal of `obj` as ``bytes`` (``str(obj)`` for
         objects that are not str or bytes-like)."""
         if not isinstance(obj, (str, bytes, bytearray, memoryview)):
             obj = str(obj)
-        return b"'" + self.escape_string(obj) + b"'"
+        return b"'" + self._escaped(obj) + b"'"
 
     def literal(self, obj: Any) -> bytes:
         """SQL literal of `obj` as ``bytes``, as the parameters of ``execute`` are
-        written (sequences become ``(a,b,...)``)."""
-        options = self._literal_options()
-        try:
-            return self._core_module.literal(obj, encoders=self._encoders,
-                                             binary_prefix=self._binary_prefix, **options)
-        except ProgrammingError:
-            obj, changed = _str_fallback(obj, self._encoders)   # uuid.UUID: str(obj)
-            if not changed:
-                raise
-            return self._core_module.literal(obj, encoders=self._encoders,
-                                             binary_prefix=self._binary_prefix, **options)
+        written (sequences become ``(a,b,...)``; str and bytes escaped for the
+        session's sql_mode, see :meth:`escape_string`; where the mode cannot be
+        asked now, a value with a backslash is a ``_<charset> X'..'`` hex literal)."""
+        self._sync_session()
+        return cursors._param_literal(self, obj)
 
     def escape(self, obj: Any, mapping: Optional[Mapping[Any, Callable[..., Any]]] = None
                ) -> Union[str, bytes]:

@@ -28,6 +28,7 @@ import collections
 import re
 import weakref
 from collections.abc import Mapping
+from functools import partial
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
@@ -133,36 +134,90 @@ def _format_query(format_query, query, args, options):
         return format_query(query, fixed, **options)
 
 
-def _format_options(conn):
+def _format_options(conn, nbe=False, portable=0):
     """Keyword arguments of the core's ``format_query``/``literal`` for the SQL text
-    that execute(), executemany(), mogrify() and callproc() send.
-
-    ``portable=True``: str and bytes values are written so that the server reads
-    them the same whatever its NO_BACKSLASH_ESCAPES mode really is (quotes doubled;
-    a value whose bytes contain a backslash as a ``_<charset> X'..'`` hex literal).
-    The NO_BACKSLASH_ESCAPES bit of the server status is not relied on: MariaDB
-    keeps reporting it after a stored procedure that set it has returned and the
-    caller's sql_mode is back in force (issue 14).  The explicit escaping APIs
-    (``Connection.escape_string``, ``literal``) still follow the bit."""
-    return {"no_backslash_escapes": conn._conn.no_backslash_escapes,
+    that execute(), executemany(), mogrify() and callproc() send, with `nbe`
+    (NO_BACKSLASH_ESCAPES) and `portable` (0, 1 or 2) as :func:`_with_mode` chose."""
+    return {"no_backslash_escapes": nbe,
             "charset": conn.charset, "encoding": conn.encoding,
             "encoders": conn._encoders, "binary_prefix": conn._binary_prefix,
-            "portable": True}
+            "portable": portable}
 
 
-def _param_literal(conn, obj):
-    """The SQL literal (bytes) of one parameter as execute() writes it (see
-    :func:`_format_options`); ``uuid.UUID`` and the like as their ``str()``, as
-    ``Connection.literal`` does."""
-    options = _format_options(conn)
-    literal = conn._core_module.literal
+def _with_mode(conn, build, cursor=None, query=None, confirm=True, with_options=False):
+    """``build(options)`` (bytes, or None when a value needs the sql_mode) with the
+    escaping of the session's sql_mode: str and bytes values are written as
+    mysqlclient writes them (backslash escapes, or quotes doubled under
+    NO_BACKSLASH_ESCAPES) when the connection knows the mode for certain
+    (``Connection._escape_mode``).  Otherwise the values that read the same in both
+    modes are written so (quotes doubled, portable=2), and a value with a backslash
+    byte not followed by % or _ costs one ``SET sql_mode=@@sql_mode`` first
+    (``Connection._confirm_escape_mode``), then everything is written for the mode
+    it reports.  Written as ``_<charset> X'..'`` hex literals (portable=1) instead:
+    such values in a multi-statement `query` (a statement before them may change the
+    mode), and when the mode cannot be confirmed now (results unread, connection in
+    use; or `confirm` False: a statement shown, not sent).  `with_options`: returns
+    ``(result, options)``."""
+    outer = conn.__dict__.get("_mode_outer")
+    if outer is not None:       # an encoder called while a statement is formatted
+        result = build(outer)
+        if result is None:
+            raise _NeedsMode
+        return (result, outer) if with_options else result
+    if query is not None and conn._multi_statement(query):
+        options = _format_options(conn, False, 1)
+    else:
+        mode = conn._escape_mode()
+        if mode is not None:
+            options = _format_options(conn, mode, 0)
+        else:
+            options = _format_options(conn, False, 2)
+            result = _build_with(conn, build, options)
+            if result is not None:
+                conn._mode_written = None    # read the same in both modes
+                return (result, options) if with_options else result
+            mode = conn._confirm_escape_mode(cursor) if confirm else None
+            options = _format_options(conn, False, 1) if mode is None else \
+                _format_options(conn, mode, 0)
+    result = _build_with(conn, build, options)
+    # the mode the statement was written for (LOAD DATA LOCAL reads its file name back)
+    conn._mode_written = options["no_backslash_escapes"] if options["portable"] == 0 else None
+    return (result, options) if with_options else result
+
+
+class _NeedsMode(Exception):
+    """Raised by a nested literal (an encoder such as the PyMySQL flavour's set
+    literal) that needs the sql_mode while the statement is formatted with
+    portable=2: the statement is formatted again once the mode is confirmed."""
+
+
+def _build_with(conn, build, options):
+    """``build(options)``, with `options` the ones nested literals use meanwhile."""
+    d = conn.__dict__
+    d["_mode_outer"] = options
     try:
-        return literal(obj, **options)
-    except ProgrammingError:
-        fixed, changed = _str_fallback(obj, options["encoders"])
-        if not changed:
-            raise
-        return literal(fixed, **options)
+        return build(options)
+    except _NeedsMode:
+        return None
+    finally:
+        d["_mode_outer"] = None
+
+
+def _param_literal(conn, obj, cursor=None, confirm=True):
+    """The SQL literal (bytes) of one parameter as execute() writes it (see
+    :func:`_with_mode`); ``uuid.UUID`` and the like as their ``str()``, as
+    ``Connection.literal`` does."""
+    literal = conn._core_module.literal
+
+    def build(options):
+        try:
+            return literal(obj, **options)
+        except ProgrammingError:
+            fixed, changed = _str_fallback(obj, options["encoders"])
+            if not changed:
+                raise
+            return literal(fixed, **options)
+    return _with_mode(conn, build, cursor, confirm=confirm)
 
 
 def _normalize_args(args):
@@ -322,10 +377,20 @@ class BaseCursor:
             query = bytes(query)
         elif not isinstance(query, bytes):
             raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
-        if args is None:
-            return query
-        return _format_query(conn._core_module.format_query, query, _normalize_args(args),
-                             _format_options(conn))
+        if self.__dict__.get("_rendering"):     # _executed of a statement sent otherwise
+            if args is None:
+                return query
+            return _with_mode(conn, partial(_format_query, conn._core_module.format_query,
+                                            query, _normalize_args(args)),
+                              query=query, confirm=False)
+        if args is not None:
+            sql = _with_mode(conn, partial(_format_query, conn._core_module.format_query,
+                                           query, _normalize_args(args)), self, query)
+        else:
+            sql = query
+            conn._mode_written = None
+        conn._note_statement(query)
+        return sql
 
     # ------------------------------------------------------------ query attributes
 
@@ -687,17 +752,24 @@ class BaseCursor:
         if self.max_stmt_length:
             limit = min(limit, self.max_stmt_length)
         format_query = conn._core_module.format_query
-        options = _format_options(conn)
         base = len(prefix) + len(postfix)
         parts = []
         size = base
         total = 0
+        conn._note_statement(prefix)
+        options = None      # as _with_mode decided them for the statement being built
         for params in rows:
-            v = _format_query(format_query, values, _normalize_args(params), options)
+            build = partial(_format_query, format_query, values, _normalize_args(params))
+            v = None if options is None else build(options)
+            if v is None:   # the first row, or one that needs the mode (portable=2)
+                v, options = _with_mode(conn, build, self, with_options=True)
             if parts and size + 1 + len(v) > limit:
                 total += self._query(conn, prefix + b",".join(parts) + postfix)
                 parts = []
                 size = base
+                # the mode is decided again after this statement (it may have fired a
+                # trigger that changed it)
+                v, options = _with_mode(conn, build, self, with_options=True)
             if parts:
                 size += 1
             parts.append(v)
@@ -755,6 +827,7 @@ class BaseCursor:
                     qcache.clear()
                 qcache[key] = hit
         sql, names = hit
+        conn._note_statement(sql)    # a prepared CALL: the sql_mode is uncertain after it
         if args is None:
             params = ()
         elif names is not None:
@@ -867,6 +940,7 @@ class BaseCursor:
         elif not isinstance(query, (bytes, bytearray, memoryview)):
             raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
         query = bytes(query)
+        conn._note_statement(query)
         params = None
         if conn._conn.bulk_operations and _bulk_dml(query):
             conn._sync_session()
@@ -920,10 +994,11 @@ class BaseCursor:
         name = procname.encode(conn.encoding) if isinstance(procname, str) else bytes(procname)
         name = name.replace(b"`", b"``")   # quoted as one identifier, as mysqlclient 2.2+
         if args:
-            assignments = b",".join(b"@`_%s_%d`=%s" % (name, i, _param_literal(conn, arg))
+            assignments = b",".join(b"@`_%s_%d`=%s" % (name, i, _param_literal(conn, arg, self))
                                     for i, arg in enumerate(args))
             self._query(conn, b"SET " + assignments)
         variables = b",".join(b"@`_%s_%d`" % (name, i) for i in range(len(args)))
+        conn._note_statement(b"CALL")
         self._query(conn, b"CALL `" + name + b"`(" + variables + b")")
         return args
 
@@ -1519,7 +1594,7 @@ def _render_qmark(conn, sql, params):
     def literal(m):
         if m.group(1) is None:
             return m.group(0)
-        return _param_literal(conn, next(params))
+        return _param_literal(conn, next(params), confirm=False)
     return _RE_QMARK_OUTSIDE_QUOTES.sub(literal, sql)
 
 
@@ -1564,7 +1639,10 @@ def _render_executed(cursor, conn, kind, query, args):
     what mysqlclient's cursor would have sent (parameters written as literals).
     `kind` is "one" (`args`: the parameters of one execute) or "many" (`args`: the
     rows of an executemany: the last multi-row INSERT, else the last row's
-    statement).  Falls back to the SQL as prepared when the rendering fails."""
+    statement).  Falls back to the SQL as prepared when the rendering fails.  No
+    statement is sent for the sql_mode (a value that needs an uncertain mode is shown
+    as a hex literal)."""
+    cursor.__dict__["_rendering"] = True
     try:
         if kind == "many":
             text = _render_last_multirow(cursor, conn, query, args)
@@ -1576,6 +1654,8 @@ def _render_executed(cursor, conn, kind, query, args):
         if isinstance(query, str):
             query = query.encode(conn.encoding, "replace")
         return bytes(query)
+    finally:
+        cursor.__dict__.pop("_rendering", None)
 
 
 # The statements executemany sends through COM_STMT_BULK_EXECUTE: INSERT, REPLACE,

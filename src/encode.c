@@ -5,10 +5,10 @@
  *   escape_string(data, no_backslash_escapes=False, charset="utf8mb4",
  *                 encoding="utf-8") -> bytes
  *   literal(obj, no_backslash_escapes=False, charset="utf8mb4", encoding="utf-8",
- *           encoders=None, binary_prefix=False, *, portable=False) -> bytes
+ *           encoders=None, binary_prefix=False, *, portable=False) -> bytes | None
  *   format_query(query, args, no_backslash_escapes=False, charset="utf8mb4",
  *                encoding="utf-8", encoders=None, binary_prefix=False, *,
- *                portable=False) -> bytes
+ *                portable=False) -> bytes | None
  *
  * Literal table (behaviour follows mysqlclient's Connection.literal):
  *
@@ -53,13 +53,16 @@
  * backslash so that the server cannot join it with a following escape
  * backslash.  The byte ranges are those of the server's ctype-*.c.
  *
- * portable=True (what the cursors use for execute/executemany/mogrify/callproc)
- * ignores no_backslash_escapes for str and bytes values: a value whose bytes
- * contain no backslash (0x5C), or only backslashes followed by % or _, is written
- * '...' with only ' doubled, which the server reads the same in both modes; any
- * other is written as a hex literal: _<charset> X'..' when its bytes are
- * well-formed in the charset, else X'..'; _binary X'..' for bytes with
- * binary_prefix.  See put_quoted and docs/compat.md ("Escaping of str and bytes
+ * portable (what the cursors use when the connection does not know the sql_mode
+ * for certain; mysqlc/connections.py Connection._escape_mode) ignores
+ * no_backslash_escapes for str and bytes values: a value whose bytes contain no
+ * backslash (0x5C), or only backslashes followed by % or _, is written '...' with
+ * only ' doubled, which the server reads the same in both modes.  Any other value
+ * needs the mode: with portable=2 the call then returns None (the caller confirms
+ * the mode and formats again with portable=0); with portable=1 (True) it is
+ * written as a hex literal: _<charset> X'..' when its bytes are well-formed in the
+ * charset, else X'..'; _binary X'..' for bytes with binary_prefix.  See
+ * mc_enc_put_quoted in escape.c and docs/compat.md ("Escaping of str and bytes
  * parameters").
  */
 #include "encode_internal.h"
@@ -133,6 +136,7 @@ opts_init(enc_opts *o, mc_state *st, PyObject *nbe, PyObject *charset,
     o->encoders = NULL;
     o->binary_prefix = 0;
     o->portable = 0;
+    o->needs_mode = NULL;
     o->intro_len = 0;
     o->intro[0] = '\0';
 
@@ -171,9 +175,20 @@ opts_init(enc_opts *o, mc_state *st, PyObject *nbe, PyObject *charset,
         }
     }
     if (portable && portable != Py_False && portable != Py_None) {
-        int t = PyObject_IsTrue(portable);
-        if (t < 0)
+        int t;
+        if (PyLong_Check(portable) && !PyBool_Check(portable)) {
+            long l = PyLong_AsLong(portable);
+            if (l == -1 && PyErr_Occurred())
+                return -1;
+            if (l < 0 || l > 2) {
+                PyErr_Format(PyExc_ValueError, "portable must be 0, 1 or 2, not %ld", l);
+                return -1;
+            }
+            t = (int)l;
+        }
+        else if ((t = PyObject_IsTrue(portable)) < 0) {
             return -1;
+        }
         o->portable = t;
     }
     if (o->portable) {
@@ -868,15 +883,21 @@ mc_encode_literal(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
     PyObject *v[7], *result;
     enc_opts o;
     obuf b;
+    int needs_mode = 0;
 
     if (parse_args("literal", literal_names, 7, 6, 1, args, nargs, kwnames, v) < 0)
         return NULL;
     if (opts_init(&o, mc_state_from_module(module), v[1], v[2], v[3], v[4], v[5], v[6]) < 0)
         return NULL;
+    o.needs_mode = &needs_mode;
     if (ob_init(&b, 32) < 0)
         return NULL;
     if (lit_append(&b, v[0], &o) < 0) {
         ob_discard(&b);
+        if (needs_mode) {          /* portable=2 and a value that needs the sql_mode */
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
         return NULL;
     }
     result = ob_finish(&b);
@@ -1005,7 +1026,7 @@ mc_encode_format_query(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     Py_buffer qview;
     const char *q, *p, *end;
     Py_ssize_t qlen, used = 0, nparams = 0;
-    int mapping = 0;
+    int mapping = 0, needs_mode = 0;
     obuf b;
 
     b.obj = NULL;
@@ -1027,6 +1048,7 @@ mc_encode_format_query(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     }
     if (opts_init(&o, mc_state_from_module(module), v[2], v[3], v[4], v[5], v[6], v[7]) < 0)
         return NULL;
+    o.needs_mode = &needs_mode;
 
     if (PyDict_Check(params)) {
         mapping = 1;
@@ -1177,6 +1199,10 @@ error:
     ob_discard(&b);
     PyBuffer_Release(&qview);
     Py_XDECREF(seq);
+    if (!result && needs_mode) {    /* portable=2 and a value that needs the sql_mode */
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
     return result;
 }
 
@@ -1205,12 +1231,13 @@ PyMethodDef mc_encode_methods[] = {
      "(quoted and escaped; bytes-like with _binary when binary_prefix), date, datetime,\n"
      "time, timedelta (quoted), tuple/list -> (a,b,...), set/frozenset -> 'a,b'.\n"
      "`encoders` maps a type to callable(obj) -> bytes|str, used verbatim.\n"
-     "portable=True: str/bytes literals that read the same with and without the\n"
+     "portable=1 (True): str/bytes literals that read the same with and without the\n"
      "server's NO_BACKSLASH_ESCAPES (no_backslash_escapes is then not used for them):\n"
      "quotes doubled, or _<charset> X'..' / _binary X'..' when the bytes contain a\n"
-     "backslash (0x5C).\n\n"
+     "backslash (0x5C) not followed by % or _.  portable=2: the same, but a value\n"
+     "with such a backslash makes the call return None (its literal needs the mode).\n\n"
      "Raises\n------\nValueError\n    portable with a charset that is not a MySQL "
-     "charset name ([A-Za-z0-9_]).\n"
+     "charset name ([A-Za-z0-9_]);\n    portable not False/True/0/1/2.\n"
      "ProgrammingError\n    nan/inf floats, non-finite Decimal, unsupported types.\n"},
     {"format_query", (PyCFunction)(void (*)(void))mc_encode_format_query,
      METH_FASTCALL | METH_KEYWORDS,
@@ -1219,7 +1246,8 @@ PyMethodDef mc_encode_methods[] = {
      "Interpolate literals of `args` into the bytes `query`.\n\n"
      "args None returns query unchanged; a sequence fills %s placeholders in order; a\n"
      "mapping fills %(name)s placeholders. %% becomes %. The values are written as\n"
-     "literal() writes them (portable: see literal).\n\n"
+     "literal() writes them (portable: see literal; None for portable=2 when a\n"
+     "value needs the mode).\n\n"
      "Raises\n------\nProgrammingError\n    placeholder/parameter count mismatch (naming "
      "both counts), missing\n    mapping key, unsupported format character, or a value "
      "literal() rejects.\n"},

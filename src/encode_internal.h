@@ -128,7 +128,11 @@ typedef struct {
     const char *codec;     /* Python codec name, borrowed from the argument */
     PyObject *encoders;    /* borrowed non-empty dict or NULL */
     int binary_prefix;
-    int portable;          /* str/bytes literals read the same in either sql_mode */
+    int portable;          /* str/bytes literals read the same in either sql_mode: 0 no (the
+                              nbe mode's escaping), 1 yes (a value that needs the mode as a hex
+                              literal), 2 yes where that costs nothing (a value that needs the
+                              mode sets *needs_mode and fails the call; see escape.c) */
+    int *needs_mode;       /* portable 2: set to 1 when a value needs the mode, else NULL */
     int cs_wf;             /* portable: how intro's charset checks well-formedness */
     Py_ssize_t intro_len;  /* portable: length of `intro` */
     char intro[40];        /* portable: "_<charset> " introducer of a hex literal */

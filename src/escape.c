@@ -1,9 +1,10 @@
 /* The quoting of str and bytes values for client-side SQL literals (encode.c's literal()
  * and format_query()): mysql_real_escape_string's backslash escaping, quote doubling under
  * NO_BACKSLASH_ESCAPES, the multibyte charsets whose trail byte can be 0x5C, and the
- * portable form that reads the same in either sql_mode (doubled quotes, or a hex literal
- * with the charset's introducer when the value holds a backslash; see the top of encode.c
- * and docs/compat.md, "Escaping").
+ * portable form that reads the same in either sql_mode for the values whose literal does
+ * not depend on it (doubled quotes), with a hex literal (the charset's introducer) as the
+ * last resort for a value that holds a backslash; see the top of encode.c and
+ * docs/compat.md, "Escaping").
  */
 #include "encode_internal.h"
 
@@ -284,17 +285,25 @@ needs_hex(const char *s, Py_ssize_t n)
 
 /* Append [_binary]'escaped' for the span.
  *
- * Portable mode (o->portable; what execute() uses): the literal must read as the
- * same bytes whether or not the server's NO_BACKSLASH_ESCAPES is in effect, since
- * the status bit that reports it can be stale (MariaDB keeps it set after a
- * procedure that changed sql_mode has returned).  The only byte whose meaning in
- * a quoted literal depends on the mode is the backslash, and '' is a quote in
- * both modes, so a span without 0x5C is written with its quotes doubled and every
- * other byte (NUL, LF, CR, 0x1A, ...) as it is -- also one whose backslashes are
- * all followed by % or _ (needs_hex); a span with any other 0x5C byte (also as
- * the trail byte of a gbk/sjis/big5 character) becomes a hex literal.  A
- * quote cannot be the trail byte of a multibyte character in any client charset,
- * so the byte-wise doubling is exact for those charsets too. */
+ * Portable mode (o->portable; what the cursors use while the connection does not
+ * know the sql_mode for certain, Connection._escape_mode in mysqlc/connections.py:
+ * after CALL, a multi-statement text, a session reset, with tracking off, ...):
+ * the literal must read as the same bytes whether or not the server's
+ * NO_BACKSLASH_ESCAPES is in effect.  The only byte whose meaning in a quoted
+ * literal depends on the mode is the backslash, and '' is a quote in both modes,
+ * so a span without 0x5C is written with its quotes doubled and every other byte
+ * (NUL, LF, CR, 0x1A, ...) as it is -- also one whose backslashes are all followed
+ * by % or _ (needs_hex).  A span with any other 0x5C byte (also as the trail byte
+ * of a gbk/sjis/big5 character) needs the mode: portable 2 fails the call with
+ * *o->needs_mode set (the caller confirms the mode with the server and formats
+ * again with the mode's escaping, as mysqlclient writes it), portable 1 writes a
+ * hex literal (the last resort: where the mode cannot be known at all, as a
+ * statement after a mode change in one multi-statement text).  A quote cannot be
+ * the trail byte of a multibyte character in any client charset, so the
+ * byte-wise doubling is exact for those charsets too.
+ *
+ * Otherwise (portable 0, the mode known) mysql_real_escape_string's escaping for
+ * o->nbe: 1x the size plus the escapes. */
 int
 mc_enc_put_quoted(obuf *b, const char *s, Py_ssize_t n, int binary, const enc_opts *o)
 {
@@ -304,8 +313,14 @@ mc_enc_put_quoted(obuf *b, const char *s, Py_ssize_t n, int binary, const enc_op
         return -1;
     }
     if (o->portable) {
-        if (n && needs_hex(s, n))
+        if (n && needs_hex(s, n)) {
+            if (o->portable == 2 && o->needs_mode) {
+                *o->needs_mode = 1;
+                PyErr_SetString(PyExc_ValueError, "the literal needs the sql_mode");
+                return -1;
+            }
             return put_hex(b, (const unsigned char *)s, n, binary, o);
+        }
         if (ob_reserve(b, 2 * n + 9) < 0)
             return -1;
         w = b->p + b->len;

@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union, overl
 from .. import connections, cursors as _sync_cursors
 from ..constants import SERVER_STATUS
 from ..connections import _KILL_BUDGET
-from ._runner import CANCEL_BUDGET, Worker, _Undrainable, await_only
+from ._runner import (
+    CANCEL_BUDGET, Worker, _getcurrent, _Undrainable, _WorkerGreenlet, await_only,
+)
 from ._transport import open_stream
 
 if TYPE_CHECKING:
@@ -52,6 +54,11 @@ class _Engine(connections.Connection):
         proto.attach(core)
         self._proto = proto
         return proto
+
+    def _io_possible(self) -> bool:
+        # a statement can be sent only from inside the connection's greenlet: the plain
+        # calls (escape_string(), literal(), mogrify()) run outside it
+        return type(_getcurrent()) is _WorkerGreenlet
 
     def _kill_query_side(self, thread_id: int, timeout: float = 2.0) -> None:
         loop = asyncio.get_running_loop()

@@ -19,7 +19,9 @@ import weakref
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, overload
 
 from .. import connections as _connections
-from ..errors import Error, InterfaceError, NotSupportedError, OperationalError
+from ..errors import (
+    Error, InterfaceError, NotSupportedError, OperationalError, ProgrammingError,
+)
 from . import converters, cursors, optionfile
 
 if TYPE_CHECKING:
@@ -550,7 +552,23 @@ class Connection(_connections.Connection):
     # ------------------------------------------------------------ literals (str)
 
     def _escape_string(self, s):
-        if self._conn.no_backslash_escapes:
+        # PyMySQL's escaping (its _escape_table: NUL \n \r \x1a ' " \ get a
+        # backslash; only ' doubled under NO_BACKSLASH_ESCAPES) for the session's
+        # sql_mode as mysqlc knows it (Connection._escape_mode); while uncertain a
+        # value without a backslash reads the same in both modes with ' doubled, and
+        # one with a backslash confirms the mode first (docs/compat.md "Escaping")
+        self._sync_session()
+        mode = self._escape_mode()
+        if mode is None:
+            if "\\" not in s:
+                return s.replace("'", "''")
+            mode = self._confirm_escape_mode()
+            if mode is None:
+                raise ProgrammingError(
+                    2014, "Commands out of sync: the sql_mode (NO_BACKSLASH_ESCAPES) is "
+                    "not known for certain and cannot be asked now (unread results); "
+                    "escaping this value needs it")
+        if mode:
             return s.replace("'", "''")
         return converters.escape_string(s)
 
@@ -591,14 +609,13 @@ class Connection(_connections.Connection):
 
     def _param_escape(self, obj, mapping=None):
         """:meth:`escape` as the SQL that execute() and callproc() send is built:
-        str values are written to read the same whatever the server's
-        NO_BACKSLASH_ESCAPES mode really is (quotes doubled; with a backslash byte
-        in the encoded text, ``_<charset> X'..'``), since the status bit reporting
-        the mode can be stale (issue 14; see docs/compat.md).  bytes are
-        ``X'<hex>'`` already; the rest as :meth:`escape`."""
+        str values escaped for the session's sql_mode (mysqlc.cursors._with_mode:
+        as mysqlclient/PyMySQL when the mode is certain; confirmed with the server
+        first when uncertain and the value has a backslash; a ``_<charset> X'..'``
+        hex literal where it cannot be confirmed now; see docs/compat.md).  bytes
+        are ``X'<hex>'`` (PyMySQL's rule); the rest as :meth:`escape`."""
         if isinstance(obj, str):
-            lit = self._core_module.literal(str(obj), charset=self.charset,
-                                            encoding=self.encoding, portable=True)
+            lit = _connections.cursors._param_literal(self, str(obj))
             return lit.decode(self.encoding, "surrogateescape")
         if type(obj) in (tuple, list, set, frozenset):
             return "(%s)" % ",".join([self._param_escape(item, mapping) for item in obj])

@@ -9,8 +9,12 @@ the mode inside a NO_BACKSLASH_ESCAPES session leaves the bit off, and within on
 multi-statement query the bit is the one from before the statements that change the
 mode.  A driver that picks backslash escaping or quote doubling from the bit can then
 be made to end a string literal early (``\\' UNION SELECT @@version -- ``; mysqlclient
-2.3.2 and PyMySQL 1.2.4 both do).  mysqlc's execute() writes str/bytes so that they
-read the same in both modes (src/encode.c put_quoted, docs/compat.md "Escaping").
+2.3.2 and PyMySQL 1.2.4 both do).  mysqlc's execute() escapes for the mode only when it
+knows it for certain (Connection._escape_mode) and otherwise confirms it with one
+``SET sql_mode=@@sql_mode`` before a value that needs it; values of a multi-statement
+text are written so that they read the same in both modes (src/escape.c
+mc_enc_put_quoted, docs/compat.md "Escaping"; tests/test_escape_certain.py counts the
+round trips and runs the literal-only statements).
 
 Each state below is followed by a property test (seeded random values: quotes,
 backslashes, NUL, LF, CR, 0x1A, multibyte text whose trail byte is a backslash,
@@ -354,9 +358,8 @@ def test_random_parameters_round_trip(server, routines, state, charset):
             assert cur.fetchall() == ((v.encode(codec),),)
             while cur.nextset():
                 pass
-        if not s.multi:     # the state is still what the test meant it to be
-            assert conn._conn.no_backslash_escapes is s.flag
-            assert _real_nbe(cur) is s.real
+        if not s.multi:     # the real mode is still the state's (the confirmations
+            assert _real_nbe(cur) is s.real     # asked it, they changed nothing)
     finally:
         s.close()
 
@@ -400,10 +403,21 @@ def test_show_like_pattern(server, routines, state):
 def test_mogrify_shows_what_is_sent(server, routines):
     s = Session(server, "stale-after-procedure", "utf8mb4")
     try:
+        # the bit is stale and tracking is off: the mode is confirmed first, then the
+        # value is escaped for it, as mysqlclient would for the real mode
         assert s.cur.mogrify("SELECT %s", (ATTACK,)) == \
-            "SELECT _utf8mb4 X'%s'" % ATTACK.encode().hex().upper()
-        assert s.cur.mogrify("SELECT %s", ("it's",)) == "SELECT 'it''s'"
-        # the explicit escaping API keeps following the (here stale) bit
-        assert s.conn.escape_string("it's\\") == b"it''s\\"
+            "SELECT '%s'" % ATTACK.replace("\\", "\\\\").replace("'", "\\'")
+        assert s.conn._conn.no_backslash_escapes is False     # the SET fixed the bit
+        assert s.cur.mogrify("SELECT %s", ("it's",)) == "SELECT 'it''s'"   # uncertain again
+        assert s.conn.escape_string("it's\\") == b"it\\'s\\\\"
+    finally:
+        s.close()
+
+
+def test_values_of_a_multi_statement_text_are_hex(server, routines):
+    s = Session(server, "multi-statement", "utf8mb4")
+    try:
+        sql = s.cur.mogrify("SELECT 1; SELECT %s", (ATTACK,))
+        assert sql == "SELECT 1; SELECT _utf8mb4 X'%s'" % ATTACK.encode().hex().upper()
     finally:
         s.close()

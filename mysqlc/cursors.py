@@ -530,10 +530,13 @@ class BaseCursor:
             mapping; ``%%`` is a literal ``%`` when `args` is given.  ``str`` is
             encoded with the connection's encoding.
         args : sequence, mapping or single value, optional
-            Parameters, written as SQL literals by the C core; str and bytes read
-            the same whatever the server's NO_BACKSLASH_ESCAPES (``'`` doubled, a
-            value with a backslash byte as ``_<charset> X'..'``; docs/compat.md
-            "Escaping").  None: `query` is sent as is (no ``%`` processing).
+            Parameters, written as SQL literals by the C core; str and bytes as
+            mysqlclient writes them for the session's sql_mode (backslash escapes, or
+            ``'`` doubled under NO_BACKSLASH_ESCAPES), the mode confirmed with one
+            ``SET sql_mode=@@sql_mode`` first where it is not known for certain and a
+            value needs it (a ``_<charset> X'..'`` hex literal in a multi-statement text
+            or where it cannot be asked; docs/compat.md "Escaping").  None: `query` is
+            sent as is (no ``%`` processing).
         infile : bytes, binary file or iterable of bytes, optional
             The data for a ``LOAD DATA LOCAL INFILE`` statement (needs
             ``connect(local_infile=True)``); streamed in chunks, never read whole,

@@ -246,11 +246,21 @@ _TRACK_SQL_MODE = (
 # (MariaDB reports the statement's sql_mode, not the one restored after it), compound
 # statements run outside a stored program (BEGIN NOT ATOMIC, IF, CASE, LOOP, REPEAT,
 # WHILE, FOR), executable comments, and any text naming session_track (a change of
-# session_track_system_variables may stop the reports).
-_RE_MODE_DOUBT = re.compile(
-    rb"\A(?:\s+|/\*(?![!M]).*?\*/|(?:#|--[ \t])[^\n]*(?:\n|\Z))*"
-    rb"(?:CALL|EXECUTE|SET\s+STATEMENT|IF|CASE|LOOP|REPEAT|WHILE|FOR)\b"
-    rb"|NOT\s+ATOMIC|session_track|/\*M?!", re.I | re.S)
+# session_track_system_variables may stop the reports).  Matched on the lower-cased
+# text; texts longer than _MODE_SCAN_LIMIT are not scanned and count as such.
+_RE_MODE_LEAD = re.compile(
+    rb"(?:\s+|/\*.*?\*/|(?:#|--[ \t])[^\n]*(?:\n|\Z))*"
+    rb"(?:call|execute|set\s+statement|if|case|loop|repeat|while|for)\b", re.S)
+_MODE_LEAD_WORDS = (b"call", b"execute", b"set", b"if", b"case", b"loop", b"repeat",
+                    b"while", b"for")
+_MODE_SCAN_LIMIT = 65536
+_MODE_NOTE_CACHE = {}     # statement text -> whether it makes the mode uncertain
+# quoted strings, quoted identifiers and comments (not executable ones) of a statement
+# text, with backslash escapes and without (Connection._multi_statement)
+_RE_SQL_SKIP = tuple(re.compile(
+    rb"'(?:[^'%(e)s]|%(x)s'')*'|\"(?:[^\"%(e)s]|%(x)s\"\")*\"|`(?:[^`]|``)*`"
+    rb"|/\*(?![!M]).*?\*/|(?:#|--[ \t])[^\n]*" % {b"e": e, b"x": x}, re.S)
+    for e, x in ((rb"\\", rb"\\.|"), (b"", b"")))
 
 _RESYNC_SESSION = (b"SET sql_mode=@@sql_mode, character_set_client=@@character_set_client, "
                    b"character_set_connection=@@character_set_connection, "
@@ -855,18 +865,40 @@ class Connection:
         """Called with each statement text (bytes; a template before its parameters
         are substituted) the connection sends for the user: one that may change the
         sql_mode without the session reporting it makes the mode uncertain until the
-        next confirmation."""
-        if _RE_MODE_DOUBT.search(sql) is not None or self._multi_statement(sql):
+        next confirmation (see _RE_MODE_LEAD)."""
+        if self._mode_doubt:
+            return                     # uncertain already: the next confirmation decides
+        cache = _MODE_NOTE_CACHE
+        doubt = cache.get(sql)
+        if doubt is None:
+            if len(sql) > _MODE_SCAN_LIMIT:
+                self._mode_doubt = True
+                return
+            low = sql.lower()
+            doubt = bool(b"session_track" in low or b"atomic" in low
+                         or (b"/*" in low and (b"/*!" in low or b"/*m!" in low))
+                         or ((not low[:1].isalpha() or low.startswith(_MODE_LEAD_WORDS))
+                             and _RE_MODE_LEAD.match(low) is not None))
+            if len(sql) <= 4096:
+                if len(cache) >= 512:
+                    cache.clear()
+                cache[sql] = doubt
+        if doubt or (self._mode_multi and self._multi_statement(sql)):
             self._mode_doubt = True
 
+    _mode_multi = True      # CLIENT_MULTI_STATEMENTS was agreed (set at connect)
+
     def _multi_statement(self, sql):
-        """May `sql` (bytes) hold more than one statement?  (A ';' before the end on a
-        connection with CLIENT_MULTI_STATEMENTS; one inside a quoted string counts
-        too.)"""
-        core = self.__dict__.get("_conn")
-        return (core is not None and bool(getattr(core, "client_flag", 0)
-                                          & CLIENT.MULTI_STATEMENTS)
-                and b";" in sql.rstrip(b"; \t\r\n"))
+        """May `sql` (bytes) hold more than one statement?  (A ';' before the end,
+        outside quoted strings, identifiers and comments -- read with and without
+        backslash escapes -- on a connection with CLIENT_MULTI_STATEMENTS, which
+        mysqlc asks for by default as mysqlclient does.)"""
+        if not self._mode_multi or b";" not in sql:
+            return False
+        for pattern in _RE_SQL_SKIP:
+            if b";" in pattern.sub(b" ", sql).rstrip(b"; \t\r\n"):
+                return True
+        return False
 
     def _confirm_escape_mode(self, cursor=None):
         """Ask the server for the mode: one ``SET sql_mode=@@sql_mode`` (its OK's
@@ -1043,6 +1075,7 @@ class Connection:
                                                                    None) is not None
                                    and bool(core.client_flag & CLIENT.SESSION_TRACK))
             self._mode_lost = False
+            self._mode_multi = bool(core.client_flag & CLIENT.MULTI_STATEMENTS)
             self._mode_doubt = False
         except BaseException:
             core.close()

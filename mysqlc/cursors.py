@@ -193,6 +193,8 @@ class _NeedsMode(Exception):
 
 def _build_with(conn, build, options):
     """``build(options)``, with `options` the ones nested literals use meanwhile."""
+    if options["encoders"] is None:
+        return build(options)   # no Python encoder that could write a nested literal
     d = conn.__dict__
     d["_mode_outer"] = options
     try:
@@ -203,9 +205,9 @@ def _build_with(conn, build, options):
         d["_mode_outer"] = None
 
 
-def _param_literal(conn, obj, cursor=None, confirm=True):
-    """The SQL literal (bytes) of one parameter as execute() writes it (see
-    :func:`_with_mode`); ``uuid.UUID`` and the like as their ``str()``, as
+def _literal_builder(conn, obj):
+    """``build(options)`` for :func:`_with_mode`: the SQL literal (bytes) of one
+    parameter, or None; ``uuid.UUID`` and the like as their ``str()``, as
     ``Connection.literal`` does."""
     literal = conn._core_module.literal
 
@@ -217,7 +219,29 @@ def _param_literal(conn, obj, cursor=None, confirm=True):
             if not changed:
                 raise
             return literal(fixed, **options)
-    return _with_mode(conn, build, cursor, confirm=confirm)
+    return build
+
+
+def _param_literal(conn, obj, cursor=None, confirm=True):
+    """The SQL literal (bytes) of one parameter as execute() writes it (see
+    :func:`_with_mode`)."""
+    return _with_mode(conn, _literal_builder(conn, obj), cursor, confirm=confirm)
+
+
+def _joined_literals(conn, parts, cursor=None):
+    """``b",".join(head + literal)`` for the ``(head, value)`` pairs of `parts`, the
+    sql_mode decided once for them all (callproc's ``SET @_p_0=..,@_p_1=..``)."""
+    builders = [(head, _literal_builder(conn, value)) for head, value in parts]
+
+    def build(options):
+        out = []
+        for head, lit in builders:
+            v = lit(options)
+            if v is None:
+                return None
+            out.append(head + v)
+        return b",".join(out)
+    return _with_mode(conn, build, cursor)
 
 
 def _normalize_args(args):
@@ -997,8 +1021,8 @@ class BaseCursor:
         name = procname.encode(conn.encoding) if isinstance(procname, str) else bytes(procname)
         name = name.replace(b"`", b"``")   # quoted as one identifier, as mysqlclient 2.2+
         if args:
-            assignments = b",".join(b"@`_%s_%d`=%s" % (name, i, _param_literal(conn, arg, self))
-                                    for i, arg in enumerate(args))
+            assignments = _joined_literals(
+                conn, [(b"@`_%s_%d`=" % (name, i), arg) for i, arg in enumerate(args)], self)
             self._query(conn, b"SET " + assignments)
         variables = b",".join(b"@`_%s_%d`" % (name, i) for i in range(len(args)))
         conn._note_statement(b"CALL")

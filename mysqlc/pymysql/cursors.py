@@ -160,8 +160,10 @@ class _PyMySQLFetch:
         conn = self._get_conn()
         name = procname.replace("`", "``")
         if args:
-            assignments = ",".join("@`_%s_%d`=%s" % (name, i, conn._param_escape(arg))
-                                   for i, arg in enumerate(args))
+            # the sql_mode decided once for all the values (mysqlc.cursors._with_mode)
+            assignments = _cursors._with_mode(conn, lambda options: ",".join(
+                "@`_%s_%d`=%s" % (name, i, conn._param_escape(arg))
+                for i, arg in enumerate(args)), self)
             self._query(conn, ("SET " + assignments).encode(conn.encoding))
         call = "CALL `%s`(%s)" % (name, ",".join("@`_%s_%d`" % (name, i)
                                                 for i in range(len(args))))

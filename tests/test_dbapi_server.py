@@ -209,8 +209,8 @@ def test_scroll(conn):
 
 def test_mogrify(conn):
     cur = conn.cursor()
-    # quotes doubled: read the same whatever the server's NO_BACKSLASH_ESCAPES (issue 14)
-    assert cur.mogrify("SELECT %s, %s, %s", (1, "a'b", None)) == "SELECT 1, 'a''b', NULL"
+    # escaped for the session's sql_mode, as mysqlclient (docs/compat.md "Escaping")
+    assert cur.mogrify("SELECT %s, %s, %s", (1, "a'b", None)) == "SELECT 1, 'a\\'b', NULL"
     assert cur.mogrify("SELECT %(x)s + %(x)s", {"x": 2}) == "SELECT 2 + 2"
     assert cur.mogrify("SELECT * FROM t WHERE id IN %s", ((1, 2, 3),)) == \
         "SELECT * FROM t WHERE id IN (1,2,3)"
@@ -675,13 +675,9 @@ def test_non_ascii_user_and_password(server, root_conn_kwargs):
     try:
         cur = root.cursor()
         cur.execute("DROP USER IF EXISTS %s@'%%'", (user,))
-        # IDENTIFIED BY takes only a quoted string, and a parameter with a backslash is
-        # a hex literal (issue 14, docs/compat.md "Escaping"): the grammar refuses it
-        with pytest.raises(mysqlc.ProgrammingError) as ei:
-            cur.execute("CREATE USER %s@'%%' IDENTIFIED BY %s", (user, password))
-        assert ei.value.args[0] == 1064
-        cur.execute("SELECT PASSWORD(%s)", (password,))
-        cur.execute("CREATE USER %s@'%%' IDENTIFIED BY PASSWORD %s", (user, cur.fetchone()[0]))
+        # IDENTIFIED BY takes only a quoted string: the password with its backslash is
+        # one, escaped for the session's sql_mode (docs/compat.md "Escaping")
+        cur.execute("CREATE USER %s@'%%' IDENTIFIED BY %s", (user, password))
         c = mysqlc.connect(host=server.host, port=server.port, user=user, password=password)
         try:
             ccur = c.cursor()

@@ -7,7 +7,7 @@ module by ``python -m mypy.stubtest mysqlc._core`` (tools/typecheck.sh).
 """
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Optional, Union, final, overload
+from typing import Any, Literal, Optional, Union, final, overload
 
 from typing_extensions import Buffer, CapsuleType, TypeAlias
 
@@ -34,8 +34,8 @@ def literal(
     encoders: _Encoders = None,
     binary_prefix: bool = False,
     *,
-    portable: bool = False,
-) -> bytes: ...
+    portable: Union[bool, Literal[0, 1, 2]] = False,
+) -> Optional[bytes]: ...
 def format_query(
     query: bytes,
     args: Union[Sequence[Any], Mapping[str, Any], None],
@@ -45,8 +45,8 @@ def format_query(
     encoders: _Encoders = None,
     binary_prefix: bool = False,
     *,
-    portable: bool = False,
-) -> bytes: ...
+    portable: Union[bool, Literal[0, 1, 2]] = False,
+) -> Optional[bytes]: ...
 
 # --- src/infile_encode.c --------------------------------------------------------------
 def infile_arrow_check(schema_capsule: CapsuleType) -> None: ...

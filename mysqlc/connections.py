@@ -254,6 +254,7 @@ _RE_MODE_LEAD = re.compile(
 _MODE_LEAD_WORDS = (b"call", b"execute", b"set", b"if", b"case", b"loop", b"repeat",
                     b"while", b"for")
 _MODE_SCAN_LIMIT = 65536
+_STATUS_NBE = SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES
 _MODE_NOTE_CACHE = {}     # statement text -> whether it makes the mode uncertain
 # quoted strings, quoted identifiers and comments (not executable ones) of a statement
 # text, with backslash escapes and without (Connection._multi_statement)
@@ -805,7 +806,7 @@ class Connection:
     # literal depends on the mode (a backslash byte not followed by % or _) costs one
     # "SET sql_mode=@@sql_mode" first (_confirm_escape_mode), and the other values are
     # written in a form both modes read alike (quotes doubled); a hex literal is the
-    # last resort (see cursors._format_with_mode and docs/compat.md, "Escaping").
+    # last resort (see cursors._with_mode and docs/compat.md, "Escaping").
     _mode_doubt = True      # a statement since the last confirmation may have changed
     #                         the mode unreported (_note_statement); a new session
     _mode_tracking = False  # the session reports sql_mode (CLIENT_SESSION_TRACK, on)
@@ -852,7 +853,7 @@ class Connection:
         tracked = self._mode_tracked
         if tracked is None or core.session_uncertain_seq > self._resynced_seq:
             return None
-        if tracked != bool(core.server_status & SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES):
+        if tracked != bool(core.server_status & _STATUS_NBE):
             return None
         return tracked
 
@@ -920,17 +921,19 @@ class Connection:
             if core.rows_pending or core.more_results or core.cursor_open:
                 return None
             track = self._mode_tracking
-            fresh = track and "sql_mode" not in core.session_variables
+            fresh = track and not self._mode_lost and "sql_mode" not in core.session_variables
             seq = core.session_track_seq
             try:
-                core.query(b"SET " + _TRACK_SQL_MODE if fresh else b"SET sql_mode=@@sql_mode")
-            except DatabaseError:
-                if not fresh or not core.open:
-                    return None
-                core.query(b"SET sql_mode=@@sql_mode")   # a server that refuses tracking
+                try:
+                    core.query(b"SET " + _TRACK_SQL_MODE if fresh else b"SET sql_mode=@@sql_mode")
+                except DatabaseError:
+                    if not fresh or not core.open:
+                        raise
+                    self._mode_lost = True           # a server that refuses the tracking
+                    core.query(b"SET sql_mode=@@sql_mode")
             except Error:
                 return None
-            bit = bool(core.server_status & SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES)
+            bit = bool(core.server_status & _STATUS_NBE)
             if track:
                 changes = core.session_changes if core.session_track_seq != seq else None
                 reported = ((changes or {}).get("system_variables") or {}).get("sql_mode")
@@ -1701,6 +1704,7 @@ class Connection:
                 # the server drops the session's statements with the command; a new
                 # session: the sql_mode is confirmed before a value needs it
                 self._mode_doubt = True
+                self._mode_lost = False
                 self._stmt_cache.clear()
                 self._max_allowed_packet = None
             self.user = user

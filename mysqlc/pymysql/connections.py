@@ -581,7 +581,7 @@ class Connection(_connections.Connection):
         # mysqlc's internal helper (set_sql_mode): bytes, charset-aware
         if not isinstance(obj, (str, bytes, bytearray, memoryview)):
             obj = str(obj)
-        return b"'" + self._core_module.escape_string(obj, **self._literal_options()) + b"'"
+        return b"'" + self._escaped(obj) + b"'"
 
     def escape(self, obj, mapping=None):
         """SQL literal of `obj` as ``str``, as PyMySQL writes it.

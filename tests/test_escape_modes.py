@@ -362,11 +362,16 @@ def test_random_parameters_round_trip(server, routines, state, charset, track):
                                        for i, (v, b) in enumerate(zip(strs, blobs)))
         assert s.run("SELECT COUNT(*) FROM esc_t WHERE s = %s AND b = %s",
                      (strs[-1], blobs[-1]))[0][0][0] >= 1
-        # executemany's multi-row INSERT text path (dict rows are not sent in bulk)
+        # executemany's multi-row INSERT text path: a connection with encoders (conv)
+        # does not take the bulk path, which sends binary values (no literals)
         cur.execute("DELETE FROM esc_t")
         rows = [{"id": i, "s": v, "b": b} for i, (v, b) in enumerate(zip(strs, blobs))]
-        assert cur.executemany("INSERT INTO esc_t VALUES (%(id)s, %(s)s, %(b)s)", rows) \
-            == len(rows)
+        saved, conn._encoders = conn._encoders, dict(conn._encoders or {})
+        try:
+            assert cur.executemany("INSERT INTO esc_t VALUES (%(id)s, %(s)s, %(b)s)", rows) \
+                == len(rows)
+        finally:
+            conn._encoders = saved
         assert cur._executed_from is None          # the text path ran, in one statement
         assert cur._executed.count(b"),(") >= len(rows) - 1
         cur.execute("SELECT id, s, b FROM esc_t ORDER BY id")

@@ -39,6 +39,9 @@ def routines(server):
             "DROP PROCEDURE IF EXISTS ec_sel_nbe",
             "CREATE PROCEDURE ec_sel_nbe() BEGIN SET sql_mode='NO_BACKSLASH_ESCAPES'; "
             "SELECT 1; END",
+            "DROP FUNCTION IF EXISTS ec_f_nbe",
+            "CREATE FUNCTION ec_f_nbe() RETURNS INT DETERMINISTIC BEGIN "
+            "SET sql_mode='NO_BACKSLASH_ESCAPES'; RETURN 1; END",
             "DROP TABLE IF EXISTS ec_trig",
             "CREATE TABLE ec_trig (a INT)",
             "CREATE TRIGGER ec_trig_nbe BEFORE INSERT ON ec_trig FOR EACH ROW "
@@ -49,7 +52,8 @@ def routines(server):
     c = mysqlc.connect(**server.connect_kwargs(root=True))
     cur = c.cursor()
     for stmt in ("DROP PROCEDURE IF EXISTS ec_set_nbe", "DROP PROCEDURE IF EXISTS ec_clear_nbe",
-                 "DROP PROCEDURE IF EXISTS ec_sel_nbe", "DROP TABLE IF EXISTS ec_trig"):
+                 "DROP PROCEDURE IF EXISTS ec_sel_nbe", "DROP FUNCTION IF EXISTS ec_f_nbe",
+                 "DROP TABLE IF EXISTS ec_trig"):
         cur.execute(stmt)
     c.close()
 
@@ -78,6 +82,7 @@ STATES = {
     "after-call-nbe": ({"sql_mode": "NO_BACKSLASH_ESCAPES"}, ["CALL ec_clear_nbe()"], True),
     "after-procedure-result": ({}, ["CALL ec_sel_nbe()"], False),
     "after-trigger": ({}, ["INSERT INTO ec_trig VALUES (1)"], False),
+    "after-function": ({}, ["SELECT ec_f_nbe()"], False),     # the bit stale, as after CALL
     "multi-statement": ({"client_flag": CLIENT.MULTI_STATEMENTS},
                         ["SET sql_mode='NO_BACKSLASH_ESCAPES'; SELECT 1; CALL ec_clear_nbe()"],
                         True),
@@ -116,7 +121,7 @@ def test_literal_only_statements_after_each_state(server, conn_kwargs, routines,
         # CREATE USER / ALTER USER take only a plain string: the password is written
         # escaped for the real mode (never as a hex literal), and logs in
         cur.execute("DROP USER IF EXISTS %s@'%%'", (user,))
-        if state in ("after-call", "tracking-off", "after-trigger"):
+        if state in ("after-call", "tracking-off", "after-trigger", "after-function"):
             cur.execute(STATES[state][1][0])     # the state again (the SELECT confirmed it)
         cur.execute("CREATE USER %s@'%%' IDENTIFIED BY %s", (user, PASSWORD))
         sent = cur._executed
@@ -363,5 +368,30 @@ def test_pymysql_flavour_escapes_for_the_mode(server, conn_kwargs, routines):
         assert c.escape("a'b\\") == "'a''b\\'"
         cur.execute("SELECT %s", ("a'b\\",))
         assert cur.fetchall() == (("a'b\\",),)
+    finally:
+        c.close()
+
+
+@pytest.mark.sync_only("an unbuffered cursor's unread rows on the sync API")
+def test_mode_cannot_be_asked_with_rows_unread(server, conn_kwargs, routines):
+    """With rows of an unbuffered cursor unread no confirmation can be sent: the
+    escaping APIs say so (2014) and execute() on another cursor raises 2014 as before;
+    literal() writes the hex form."""
+    c, cur, _ = _open(conn_kwargs, "after-call")
+    try:
+        ss = c.cursor(mysqlc.cursors.SSCursor)
+        ss.execute("SELECT 1 UNION ALL SELECT 2")
+        with pytest.raises(mysqlc.ProgrammingError) as ei:
+            c.escape_string("a\\b")
+        assert ei.value.args[0] == 2014
+        assert c.escape_string("a'b") == b"a''b"          # needs no mode
+        assert c.literal("a\\b") == b"_utf8mb4 X'615C62'"
+        with pytest.raises(mysqlc.ProgrammingError) as ei:
+            cur.execute("SELECT %s", ("a\\b",))
+        assert ei.value.args[0] == 2014
+        assert list(ss.fetchall()) == [(1,), (2,)]
+        cur.execute("SELECT %s", ("a\\b",))               # now confirmed and sent
+        assert cur.fetchall() == (("a\\b",),)
+        assert b"X'" not in cur._executed
     finally:
         c.close()

@@ -136,11 +136,17 @@ def test_literal_only_statements_after_each_state(server, conn_kwargs, routines,
         with pytest.raises(mysqlc.OperationalError):
             mysqlc.connect(host=conn_kwargs["host"], port=conn_kwargs["port"],
                            user=user, password=PASSWORD)
-        # a failing statement's message shows no password in hex
+        # a failing statement's message quotes the SQL from the error on: the password
+        # as the string literal the user would have written, never in hex
         with pytest.raises(mysqlc.ProgrammingError) as ei:
-            cur.execute("ALTER USER %s@'%%' IDENTIFIED BY %s WITH NONSENSE", (user, PASSWORD))
-        assert PASSWORD.encode().hex().upper() not in str(ei.value).upper()
-        assert "X'" not in str(ei.value)
+            cur.execute("ALTER USER %s@'%%' IDENTIFIED BYY %s", (user, PASSWORD2))
+        assert ei.value.args[0] == 1064
+        message = ei.value.args[1]
+        assert PASSWORD2.encode().hex().upper() not in message.upper()
+        assert "X'" not in message
+        escaped = PASSWORD2.replace("'", "''") if real else \
+            PASSWORD2.replace("\\", "\\\\").replace("'", "\\'")
+        assert "BYY '%s'" % escaped in message
         # COMMENT in DDL, read back
         comment = "it's a \\ back\\slash \\' comment\\"
         cur.execute("CREATE TEMPORARY TABLE ec_c (a INT) COMMENT %s", (comment,))

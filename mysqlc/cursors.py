@@ -722,13 +722,36 @@ class BaseCursor:
                 return None
         if not params[0] or any(type(v) is tuple or type(v) is list for v in params[0]):
             return None
+        unpreparable = conn.__dict__.setdefault("_bulk_unpreparable", set())
+        if sql in unpreparable:
+            return None
+        one_trip = (not conn._stmt_stale and sql not in conn._stmt_cache and
+                    getattr(conn, "_one_trip", True) and _one_trip_ok(conn, sql, params[0]) and
+                    all(len(r) == len(params[0]) for r in params))
         try:
-            stmt = self._statement(conn, sql)
-        except (ProgrammingError, OperationalError, NotSupportedError):
+            if one_trip:
+                total, stmt = _bulk_execute_one_trip(self, conn, sql, params, exact=True)
+                if stmt is None:
+                    return None      # nothing sent: a value the binary format cannot carry
+            else:
+                stmt = self._statement(conn, sql)
+        except NotSupportedError:
+            conn._one_trip = False   # (compression) the two round trips next time
             return None
-        if stmt.ncols or any(len(r) != stmt.nparams for r in params):
-            return None
-        total = _bulk_execute(self, conn, stmt, params, exact=True)
+        except (ProgrammingError, OperationalError) as exc:
+            if sql not in conn._stmt_cache:   # the prepare failed (a bulk error keeps it)
+                if exc.args[0] == _ER_PARSE_ERROR:
+                    # two statements in one, syntax the prepare protocol lacks: not asked
+                    # again on this connection
+                    if len(unpreparable) >= 256:
+                        unpreparable.clear()
+                    unpreparable.add(sql)
+                return None          # the text path runs it, or reports its error
+            raise
+        if not one_trip:
+            if stmt.ncols or any(len(r) != stmt.nparams for r in params):
+                return None
+            total = _bulk_execute(self, conn, stmt, params, exact=True)
         if total is None and stmt.no_bulk:
             total = self._executemany_multi(conn, query, rows)
         if total is not None:
@@ -981,14 +1004,23 @@ class BaseCursor:
                 except KeyError as e:
                     raise ProgrammingError(0, "missing parameter %s" % e) from None
         if params is not None:
-            stmt = self._statement(conn, sql)
-            for r in params:
-                if len(r) != stmt.nparams:
-                    raise ProgrammingError(
-                        0, "wrong number of parameters: the statement has %d placeholders "
-                        "but %d parameters were given" % (stmt.nparams, len(r)))
-            total = None if stmt.ncols else _bulk_execute(self, conn, stmt, params,
-                                                          exact=False)
+            stmt = None
+            if (not conn._stmt_stale and sql not in conn._stmt_cache and
+                    getattr(conn, "_one_trip", True) and _one_trip_ok(conn, sql, params[0]) and
+                    all(len(r) == len(params[0]) for r in params)):
+                try:
+                    total, stmt = _bulk_execute_one_trip(self, conn, sql, params, exact=False)
+                except NotSupportedError:
+                    conn._one_trip = False   # (compression) the two round trips next time
+            if stmt is None:
+                stmt = self._statement(conn, sql)
+                for r in params:
+                    if len(r) != stmt.nparams:
+                        raise ProgrammingError(
+                            0, "wrong number of parameters: the statement has %d "
+                            "placeholders but %d parameters were given" % (stmt.nparams, len(r)))
+                total = None if stmt.ncols else _bulk_execute(self, conn, stmt, params,
+                                                              exact=False)
             if total is None and stmt.no_bulk and conn._encoders is None:
                 total = self._executemany_multi(conn, query, rows)
             if total is not None:
@@ -1696,6 +1728,8 @@ _RE_RETURNING = re.compile(rb"\bRETURNING\b", re.IGNORECASE)
 #: the server's ER_UNSUPPORTED_PS: "This command is not supported in the prepared
 #: statement protocol yet" (COM_STMT_BULK_EXECUTE of INSERT ... SELECT)
 _ER_UNSUPPORTED_PS = 1295
+#: ER_PARSE_ERROR: COM_STMT_PREPARE of text that is not one statement
+_ER_PARSE_ERROR = 1064
 #: CLIENT_MULTI_STATEMENTS (mysqlc.constants.CLIENT.MULTI_STATEMENTS)
 _CLIENT_MULTI_STATEMENTS = 1 << 16
 
@@ -1709,10 +1743,27 @@ def _bulk_dml(query):
 def _bulk_execute(cursor, conn, stmt, rows, exact):
     """All of `rows` through COM_STMT_BULK_EXECUTE (MariaDB) as few commands as fit
     ``max_allowed_packet``; sets the cursor's results and returns the affected rows, or
-    None when bulk execution does not apply (server without it, a column whose values
-    have different binary types, with `exact` a float value)."""
-    if not stmt.nparams or not conn._conn.bulk_operations or stmt.no_bulk:
+    None when bulk execution does not apply (server without it, with `exact` a value
+    without binary form; `stmt.no_bulk` set: the server refused it, 1295)."""
+    if not stmt.nparams or stmt.no_bulk:
         return None
+    return _bulk_send(cursor, conn, rows, exact, stmt=stmt)[0]
+
+
+def _bulk_execute_one_trip(cursor, conn, sql, rows, exact):
+    """:func:`_bulk_execute` of `sql`, not prepared yet: COM_STMT_PREPARE goes in the same
+    write as the first bulk command (statement id 0xffffffff, MariaDB's "the statement
+    prepared last"), so the first executemany of a statement costs one round trip.
+    Returns (affected rows or None, the cached statement or None).  A prepare error is
+    raised (the bulk command's error after it was read); an error of the bulk command is
+    raised with the statement cached (1295: returned with ``no_bulk`` set).  The caller
+    counted the placeholders (:func:`_one_trip_ok`)."""
+    return _bulk_send(cursor, conn, rows, exact, sql=sql)
+
+
+def _bulk_send(cursor, conn, rows, exact, stmt=None, sql=None):
+    if not conn._conn.bulk_operations:
+        return None, stmt
     max_payload = conn._get_max_allowed_packet() - 4096   # before taking the lock
     if cursor.max_stmt_length:
         max_payload = min(max_payload, cursor.max_stmt_length)
@@ -1720,17 +1771,34 @@ def _bulk_execute(cursor, conn, stmt, rows, exact):
     lock = conn._lock
     if not lock.acquire(False):
         raise _busy()
+    error = None
     try:
         conn._last_error = _NO_ERROR
         conn._discard_pending(cursor)
         cursor._clear()
-        total = conn._conn.stmt_bulk_execute(stmt.id, rows, max_payload=max_payload,
-                                             encoding=conn.encoding, exact=exact)
+        core = conn._conn
+        if stmt is not None:
+            total = core.stmt_bulk_execute(stmt.id, rows, max_payload=max_payload,
+                                           encoding=conn.encoding, exact=exact)
+        else:
+            cache = conn._stmt_cache
+            while cache and len(cache) >= max(conn.prepared_cache_size, 1):
+                _old_sql, old = cache.popitem(last=False)   # room for the new one
+                core.stmt_close(old.id)
+            total, sid, nparams, ncols, error = core.stmt_bulk_execute(
+                0, rows, max_payload=max_payload, encoding=conn.encoding, exact=exact,
+                prepare=sql)
+            if sid is not None:
+                stmt = _Statement(sid, nparams, ncols)
+                cache[sql] = stmt
+            if error is not None:
+                raise error
     except Error as exc:
-        if exc.args and exc.args[0] == _ER_UNSUPPORTED_PS and not stmt.no_bulk:
+        if (exc.args and exc.args[0] == _ER_UNSUPPORTED_PS and stmt is not None and
+                not stmt.no_bulk):
             # refused before any row ran (INSERT ... SELECT, multi-table DELETE)
             stmt.no_bulk = True
-            return None
+            return None, stmt
         conn._note_error(exc)
         raise
     finally:
@@ -1746,7 +1814,7 @@ def _bulk_execute(cursor, conn, stmt, rows, exact):
         cursor.rowcount = total
         cursor.lastrowid = conn._conn.insert_id
         cursor.warning_count = conn._conn.warning_count
-    return total
+    return total, stmt
 
 
 # The prepared classes: the four above in prepared mode (BaseCursor._set_prepared), kept

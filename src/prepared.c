@@ -253,6 +253,50 @@ done:
     return ret;
 }
 
+/* The COM_STMT_PREPARE response of a one-trip prepare, whose command was followed by a
+   command on statement id 0xffffffff: 0 with the statement, or -1.  When the prepare
+   failed, its error is raised after the following command's ERR (the server refuses an
+   unknown statement) was read and dropped; when that read fails (the connection went),
+   its error is raised instead.  On success the caller reads the second response after
+   setting c->seq = 1. */
+static int one_trip_prepare_response(mc_conn *c, uint32_t *stmt_id, unsigned *nparams,
+                                     unsigned *ncols) {
+    const unsigned char *p;
+    size_t n;
+    int pk = mc_frame_peek(c, &p, &n);
+    if (pk < 0) return -1;
+    if (pk == 1 && n && p[0] == 0xFF) {
+        if (mc_read_packet(c, &p, &n) < 0) return -1;
+        mc_raise_err_packet(c, p, n);
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        c->seq = 1;   /* the second command's response follows it (sequence id 0) */
+        if (mc_read_packet(c, &p, &n) < 0) {   /* the connection went: that error wins */
+            Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+            return -1;
+        }
+        if (n == 0 || p[0] != 0xFF) {
+            Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+            mc_conn_malformed(c, "no ERR for the command after a failed one-trip COM_STMT_PREPARE");
+            return -1;
+        }
+        PyErr_Restore(et, ev, tb);
+        return -1;
+    }
+    return mc_read_prepare_response(c, stmt_id, nparams, ncols) < 0 ? -1 : 0;
+}
+
+/* The pending exception as a value (normalized, with its traceback); NULL if none. */
+static PyObject *fetch_exception(void) {
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    if (tb && ev) PyException_SetTraceback(ev, tb);
+    Py_XDECREF(et);
+    Py_XDECREF(tb);
+    return ev;
+}
+
 /* stmt_prepare_execute(sql, params, encoding="utf-8")
        -> (statement_id, num_params, num_columns, field_count, types, error)
    MariaDB's one-trip prepare (MARIADB_CLIENT_STMT_BULK_OPERATIONS servers): COM_STMT_PREPARE
@@ -297,32 +341,9 @@ PyObject *Conn_stmt_prepare_execute(mc_conn *c, PyObject *args, PyObject *kwds) 
     c->binary = 1;
     c->cursor_wanted = 0;
     if (mc_conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) goto done;
-    const unsigned char *p;
-    size_t n;
-    int pk = mc_frame_peek(c, &p, &n);
-    if (pk < 0) goto done;
-    if (pk == 1 && n && p[0] == 0xFF) {
-        /* the prepare's ERR; the execute's ERR (unknown statement) follows */
-        if (mc_read_packet(c, &p, &n) < 0) goto done;
-        mc_raise_err_packet(c, p, n);
-        PyObject *et, *ev, *tb;
-        PyErr_Fetch(&et, &ev, &tb);
-        c->seq = 1;   /* the execute's response follows its command (sequence id 0) */
-        if (mc_read_packet(c, &p, &n) < 0) {   /* the connection went: that error wins */
-            Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
-            goto done;
-        }
-        if (n == 0 || p[0] != 0xFF) {
-            Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
-            mc_conn_malformed(c, "no ERR for COM_STMT_EXECUTE after a failed COM_STMT_PREPARE");
-            goto done;
-        }
-        PyErr_Restore(et, ev, tb);
-        goto done;
-    }
     uint32_t stmt_id;
     unsigned nparams, ncols;
-    if (mc_read_prepare_response(c, &stmt_id, &nparams, &ncols) < 0) goto done;
+    if (one_trip_prepare_response(c, &stmt_id, &nparams, &ncols) < 0) goto done;
     if ((Py_ssize_t)nparams != np) {
         mc_conn_malformed(c, "the statement has a different number of parameters than the "
                              "one-trip COM_STMT_EXECUTE sent");
@@ -332,13 +353,10 @@ PyObject *Conn_stmt_prepare_execute(mc_conn *c, PyObject *args, PyObject *kwds) 
     c->seq = 1;   /* the execute's response follows its command (sequence id 0) */
     Py_ssize_t nc = mc_read_query_response(c);
     if (nc < 0) {
-        PyObject *et, *ev, *tb;
-        PyErr_Fetch(&et, &ev, &tb);
-        PyErr_NormalizeException(&et, &ev, &tb);
-        if (tb && ev) PyException_SetTraceback(ev, tb);
+        PyObject *ev = fetch_exception();
         ret = Py_BuildValue("(kIIOOO)", (unsigned long)stmt_id, nparams, ncols, Py_None,
                             Py_None, ev ? ev : Py_None);
-        Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+        Py_XDECREF(ev);
         goto done;
     }
     ret = Py_BuildValue("(kIInOO)", (unsigned long)stmt_id, nparams, ncols, nc,
@@ -582,16 +600,28 @@ static int bulk_encode_as(mc_writer *w, PyObject *v, unsigned k, unsigned as) {
 }
 
 PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"statement_id", "rows", "max_payload", "encoding", "exact", NULL};
+    static char *kwlist[] = {"statement_id", "rows", "max_payload", "encoding", "exact",
+                             "prepare", NULL};
     unsigned long stmt_id;
-    PyObject *rows;
+    PyObject *rows, *prepare = Py_None;
     Py_ssize_t max_payload = 16 << 20;
     const char *encoding = "utf-8";
     int exact = 0;   /* a value without binary form: None (the text path writes it) */
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|nzp", kwlist, &stmt_id, &rows,
-                                     &max_payload, &encoding, &exact))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|nzpO", kwlist, &stmt_id, &rows,
+                                     &max_payload, &encoding, &exact, &prepare))
         return NULL;
     if (!(c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS)) Py_RETURN_NONE;
+    if (prepare != Py_None && (!PyBytes_Check(prepare) || c->compress)) {
+        if (!PyBytes_Check(prepare))
+            return mc_raise(c->st->ProgrammingError, 0, "prepare must be bytes or None");
+        return mc_raise(c->st->NotSupportedError, 0,
+                        "no one-trip prepare on a compressed connection");
+    }
+    /* with `prepare`: (total or None, statement_id or None, num_params, num_columns, error) */
+    uint32_t new_id = 0;
+    unsigned new_np = 0, new_nc = 0;
+    int prepared = 0;
+    PyObject *bulk_error = NULL;
     if (!PyDateTimeAPI) {
         PyDateTime_IMPORT;
         if (!PyDateTimeAPI) return NULL;
@@ -755,7 +785,10 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
             if (bounds[k] - prev > largest) largest = bounds[k] - prev;
             prev = bounds[k];
         }
-        if (mc_check_packet(c, header + largest, "a COM_STMT_BULK_EXECUTE of one row") < 0) {
+        if (mc_check_packet(c, header + largest, "a COM_STMT_BULK_EXECUTE of one row") < 0 ||
+            (prepare != Py_None &&
+             mc_check_packet(c, 1 + (size_t)PyBytes_GET_SIZE(prepare),
+                             "the statement (COM_STMT_PREPARE)") < 0)) {
             mc_conn_leave(c);
             goto out;
         }
@@ -770,6 +803,14 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
         const unsigned char *bt = btypes + bbatch[k] * (size_t)np;
         for (Py_ssize_t i = 0; i < np; i++) bulk_wire_type(bt[i], wire + 2 * i, wire + 2 * i + 1);
         hdr.len = 0;
+        int one_trip = k == 0 && prepare != Py_None;
+        if (one_trip) {
+            /* COM_STMT_PREPARE, then this command on statement id 0xffffffff ("the one
+               prepared last"), in one write */
+            if (mc_conn_command(c, COM_STMT_PREPARE, (const unsigned char *)PyBytes_AS_STRING(prepare),
+                                (size_t)PyBytes_GET_SIZE(prepare)) < 0) { failed = 1; break; }
+            stmt_id = 0xffffffffUL;
+        }
         unsigned char cmdhead[7] = {COM_STMT_BULK_EXECUTE,
                                     (unsigned char)stmt_id, (unsigned char)(stmt_id >> 8),
                                     (unsigned char)(stmt_id >> 16), (unsigned char)(stmt_id >> 24),
@@ -783,6 +824,18 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
         c->seq = 0;
         c->cseq = 0;
         if (mc_conn_send(c, hdr.buf, hdr.len, w.buf + off, end - off) < 0) { failed = 1; break; }
+        if (one_trip) {
+            if (one_trip_prepare_response(c, &new_id, &new_np, &new_nc) < 0) { failed = 1; break; }
+            prepared = 1;
+            if ((Py_ssize_t)new_np != np) {
+                mc_conn_malformed(c, "the statement has a different number of parameters "
+                                     "than the one-trip COM_STMT_BULK_EXECUTE sent");
+                failed = 1;
+                break;
+            }
+            stmt_id = new_id;
+            c->seq = 1;   /* the bulk command's response follows it (sequence id 0) */
+        }
         Py_ssize_t nc = mc_read_query_response(c);
         if (nc < 0) { failed = 1; break; }
         if (nc > 0 || c->state != ST_IDLE) {
@@ -798,8 +851,22 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     if (!failed) {
         c->affected_rows = total;
         ret = PyLong_FromUnsignedLongLong(total);
+    } else if (prepared) {
+        bulk_error = fetch_exception();   /* the statement exists: the caller keeps it */
+        ret = Py_NewRef(Py_None);
     }
 out:
+    if (prepare != Py_None && ret) {
+        PyObject *t;
+        if (prepared)
+            t = Py_BuildValue("(OkIIO)", ret, (unsigned long)new_id, new_np, new_nc,
+                              bulk_error ? bulk_error : Py_None);
+        else   /* nothing was sent: bulk does not apply */
+            t = Py_BuildValue("(OOIIO)", ret, Py_None, 0u, 0u, Py_None);
+        Py_DECREF(ret);
+        ret = t;
+    }
+    Py_XDECREF(bulk_error);
     PyMem_Free(bounds);
     PyMem_Free(bbatch);
     PyMem_Free(bstart);

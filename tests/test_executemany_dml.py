@@ -363,6 +363,10 @@ def test_where_bulk_does_not_apply(bulk_conn, conn_kwargs):
     assert n.executes == 0
     check.execute("SELECT COUNT(*) FROM bd WHERE s = 'm'")
     assert check.fetchone() == (2,)
+    with _Count(conn) as n:                  # the failed prepare is not tried again
+        cur.executemany("UPDATE bd SET s = %s WHERE id = %s; UPDATE bd SET s = 'y' WHERE id = 0",
+                        [("m", 1), ("m", 2)])
+    assert n.prepares == 0
     # a list value (expanded for IN by the text path)
     assert cur.executemany("DELETE FROM bd WHERE id IN %s", [((1, 2),), ((3,),)]) == 3
     # %(name)s placeholders with mappings go through bulk too
@@ -571,3 +575,34 @@ def test_one_trip_prepare_cut_connection(conn_kwargs, api):
             assert ei.value.args[0] in (2006, 2013)
         finally:
             c.close()
+
+
+@pytest.mark.parametrize("prepared", [False, True], ids=["text", "prepared"])
+def test_one_trip_prepare_of_executemany(proxied, prepared):
+    """The first executemany of a statement sends COM_STMT_PREPARE with its first bulk
+    command (statement id 0xffffffff): 1,000 rows in one round trip from the start.  A
+    bulk error after a good prepare keeps the statement; a prepare error is raised by a
+    prepared cursor and sends a text cursor to the text path."""
+    conn, proxy = proxied
+    check = _table(conn)
+    check.execute("SELECT @@max_allowed_packet")
+    check.fetchall()
+    conn._get_max_allowed_packet()
+    cur = conn.cursor(prepared=prepared)
+    proxy.reset()
+    assert cur.executemany("UPDATE bd SET s = %%s WHERE id = %%s /* %d */" % prepared,
+                           [("o%d" % i, i) for i in range(N)]) == N
+    assert proxy.reset() == 1
+    check.execute("SELECT COUNT(*) FROM bd WHERE s = CONCAT('o', id)")
+    assert check.fetchone() == (N,)
+    before = _status(conn, "Com_stmt_prepare")["Com_stmt_prepare"]
+    with pytest.raises(mysqlc.IntegrityError):
+        cur.executemany("UPDATE bd SET k = %s WHERE id = %s", [(5, 1), (5, 2)])
+    assert cur.executemany("UPDATE bd SET k = %s WHERE id = %s", [(-1, 1), (-2, 2)]) == 2
+    assert _status(conn, "Com_stmt_prepare")["Com_stmt_prepare"] - before == 1
+    # the prepare's error (prepared), the text path's (text); the same server error
+    with pytest.raises(mysqlc.OperationalError) as ei:
+        cur.executemany("UPDATE bd SET s = %s WHERE idd = %s", [("x", 1)])
+    assert ei.value.args[0] == 1054
+    check.execute("SELECT 1")
+    assert check.fetchone() == (1,)

@@ -22,6 +22,7 @@ import pytest
 import mysqlc
 import mysqlc.aio
 import mysqlc.cursors
+from test_auth_plugins import ed25519_account  # noqa: F401 - a fixture
 from mysqlc.aio import cursors as acur
 from mysqlc.constants import CLIENT, FIELD_TYPE
 
@@ -792,3 +793,108 @@ def test_connect_accepts_aiomysql_echo(run, conn_kwargs):
         assert conn.echo is False
         conn.close()
     run(body)
+
+
+# =========================================================================== contextvars
+
+# driver callbacks run in the awaiting task's own context (mysqlc/aio/_runner.py): they
+# see its ContextVars, and what they set() is seen by the task after the await, as a
+# sync call's callbacks run in the caller's context
+import contextvars   # noqa: E402
+
+_request = contextvars.ContextVar("_request", default="no context")
+
+
+def test_contextvars_seen_by_converters(run, conn_kwargs):
+    seen = []
+
+    def decode_long(value):
+        seen.append(_request.get())
+        _request.set("set by the converter of %s" % (value,))
+        return int(value)
+
+    conv = dict(mysqlc.converters.conversions)
+    conv[FIELD_TYPE.LONG] = conv[FIELD_TYPE.LONGLONG] = decode_long   # CAST(.. AS SIGNED)
+
+    async def one(conn, name, n):
+        _request.set(name)
+        async with conn.cursor() as cur:
+            await cur.execute("SELECT CAST(%s AS SIGNED)", (n,))
+            assert await cur.fetchall() == ((n,),)
+        # the converter's set() happened in this very context
+        assert _request.get() == "set by the converter of %d" % n
+        return name
+
+    async def main():
+        conns = [await mysqlc.aio.connect(conv=conv, **conn_kwargs) for _ in range(2)]
+        try:
+            # two tasks, each its own context, on two connections at once
+            names = await asyncio.gather(one(conns[0], "task-a", 1),
+                                         one(conns[1], "task-b", 2))
+            assert names == ["task-a", "task-b"]
+            assert sorted(seen) == ["task-a", "task-b"]
+            # a context set in the caller, the same connection from another task
+            seen.clear()
+            _request.set("main")
+            async with conns[0].cursor() as cur:
+                await cur.execute("SELECT CAST(3 AS SIGNED)")
+            assert seen == ["main"]
+            # the value that converter set is this task's now: the other connection's
+            # converter sees it
+            seen.clear()
+            async with conns[1].cursor() as cur:
+                await cur.execute("SELECT CAST(4 AS SIGNED)")
+                assert await cur.fetchall() == ((4,),)
+            assert seen == ["set by the converter of 3"]
+            assert _request.get() == "set by the converter of 4"
+        finally:
+            for c in conns:
+                await c.ensure_closed()
+    run(main)
+
+
+def test_contextvars_seen_by_load_data_local_iterable(run, conn_kwargs):
+    seen = []
+
+    def rows():
+        seen.append(_request.get())
+        yield b"1\n2\n"
+        seen.append(_request.get())
+        yield b"3\n"
+
+    async def main():
+        async with mysqlc.aio.connect(local_infile=True, **conn_kwargs) as conn:
+            async with conn.cursor() as cur:
+                await cur.execute("CREATE TEMPORARY TABLE ctx_infile (n INT)")
+                _request.set("loader")
+                await cur.execute("LOAD DATA LOCAL INFILE 'rows.txt' INTO TABLE ctx_infile",
+                                  infile=rows())
+                await cur.execute("SELECT SUM(n) FROM ctx_infile")
+                assert (await cur.fetchone())[0] == 6
+        assert seen == ["loader", "loader"]
+    run(main)
+
+
+@pytest.mark.allow_skip   # the ed25519 account: MariaDB only (skips under MySQL)
+def test_contextvars_seen_by_auth_plugin(run, ed25519_account, monkeypatch):
+    from mysqlc import _secure
+    from test_auth_plugins import ED_PASSWORD
+    seen = []
+    plugin = _secure.AUTH_PLUGINS["client_ed25519"]
+
+    def recording(password, nonce):
+        seen.append(_request.get())
+        return plugin(password, nonce)
+    recording.hashes_password = True
+    monkeypatch.setitem(_secure.AUTH_PLUGINS, "client_ed25519", recording)
+
+    async def main():
+        _request.set("login")
+        conn = await mysqlc.aio.connect(password=ED_PASSWORD, **ed25519_account)
+        try:
+            assert conn.sync._conn.auth_plugin_name == "client_ed25519"
+            await _tagged(conn)
+        finally:
+            await conn.ensure_closed()
+    run(main)
+    assert seen == ["login"]

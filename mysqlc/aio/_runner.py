@@ -12,6 +12,13 @@ SQLAlchemy's asyncio layer uses (``sqlalchemy.util.concurrency``), with the C en
 the place of SQLAlchemy's sync core; the greenlet is made once per connection (a switch
 costs about 0.3 us, creating one about 8 us).
 
+Context variables: each :meth:`Worker.run` makes the greenlet run in the awaiting
+task's current :class:`contextvars.Context` (greenlet's ``gr_context``; the very
+context, not a copy), so driver callbacks -- converters, LOAD DATA LOCAL iterables,
+Python authentication plugins -- see the task's ContextVars, and a ``ContextVar.set()``
+in one is visible to the task after the await, as with a sync call.  (A greenlet
+otherwise starts in an empty context of its own.)
+
 Cancellation (``task.cancel()``, ``asyncio.timeout()``) reaches only :meth:`Worker.run`:
 the driver code in the greenlet never sees it.  The runner then stops the server's
 statement (``KILL QUERY`` over a short side connection, the sync API's
@@ -121,7 +128,12 @@ class Worker:
         self.busy = True
         try:
             g = self._g
-            g.parent = _getcurrent()
+            current = _getcurrent()
+            g.parent = current
+            # the driver's callbacks (converters, LOCAL INFILE iterables, auth plugins)
+            # run in the awaiting task's own context, as a sync call runs them in its
+            # caller's: its ContextVars are seen, and set() inside is seen after
+            g.gr_context = current.gr_context
             msg = g.switch((fn, args, kwargs))
             while type(msg) is not tuple:   # a wait: its awaitable is awaited here
                 try:

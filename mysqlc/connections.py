@@ -103,6 +103,19 @@ def _resolve_charset(charset, collation):
     return charset, codec, default_id, "SET NAMES %s COLLATE %s" % (charset, collation)
 
 
+def _collation_name(charset, cid):
+    """The name of collation id `cid` (the handshake's) of `charset`; None when the id
+    is not known here (the charset's default collation is then meant)."""
+    canonical = _canonical_charset(charset)
+    names = [n for n, i in _charsets.COLLATIONS.items()
+             if i == cid and _charsets.COLLATION_CHARSETS.get(i) == canonical]
+    prefix = charset + "_"
+    for name in names:
+        if name.startswith(prefix):
+            return name
+    return names[0] if names else None
+
+
 #: Bytes read at a time for LOAD DATA LOCAL INFILE; the core sends them in packets below
 #: the session's max_allowed_packet (src/results.c), whatever this size.
 _INFILE_CHUNK = 1 << 20
@@ -1066,36 +1079,118 @@ class Connection:
             self.server_version = version
             self._server_version = tuple(
                 int(n) for n in _NUMERIC_PART.findall(version.split("-", 1)[0])[:2])
-            for command in _init_commands(self._init_command):
-                self._internal_query(_to_bytes(command, enc, "init_command"))
-            if self._set_names:
-                self._internal_query(self._set_names.encode("ascii"))
-            if self._sql_mode:
-                self.set_sql_mode(self._sql_mode)
             self._transactional = bool(core.server_capabilities & CLIENT.TRANSACTIONS)
-            self._connect_session_settings(core)
-            self._mode_tracking = (self._session_track and getattr(core, "session_track_seq",
-                                                                   None) is not None
-                                   and bool(core.client_flag & CLIENT.SESSION_TRACK))
-            self._mode_lost = False
-            self._mode_multi = bool(core.client_flag & CLIENT.MULTI_STATEMENTS)
-            self._mode_doubt = False
+            self._start_session(core, self._set_names)
+            # what _reset_session() sets up again: the settings as connect() made them
+            self._session_start = (self._charset, self._encoding, self._collation,
+                                   self._set_names, self._handshake_collation,
+                                   self._database, core.schema)
         except BaseException:
             core.close()
             raise
 
-    def _connect_session_settings(self, core):
+    def _start_session(self, core, set_names, names_in_settings=False):
+        """The statements that set a new session up, after the handshake and after
+        COM_RESET_CONNECTION: init_command, ``SET NAMES`` (`set_names`, None: the
+        handshake's collation is the one asked for; with `names_in_settings` a part of
+        the last ``SET``), sql_mode, then autocommit and the session tracking
+        settings."""
+        enc = self.encoding
+        for command in _init_commands(self._init_command):
+            self._internal_query(_to_bytes(command, enc, "init_command"))
+        if set_names and not names_in_settings:
+            self._internal_query(set_names.encode("ascii"))
+            set_names = None
+        if self._sql_mode:
+            self.set_sql_mode(self._sql_mode)
+        self._connect_session_settings(core, set_names)
+        # a new session: the escaping mode is known from the tracked sql_mode again
+        self._mode_tracking = (self._session_track and getattr(core, "session_track_seq",
+                                                               None) is not None
+                               and bool(core.client_flag & CLIENT.SESSION_TRACK))
+        self._mode_lost = False
+        self._mode_multi = bool(core.client_flag & CLIENT.MULTI_STATEMENTS)
+        self._mode_doubt = False
+
+    #: also asked for at connect (in the same SET): session_track_state_change=1, so
+    #: that every change of the session's state is reported (set by mysqlc.aio's pool)
+    _track_state_change = False
+    #: the server agreed to report every change of the session's state (above)
+    _state_tracked = False
+
+    def _reset_session(self):
+        """Give the session back the state connect() left it in: COM_RESET_CONNECTION
+        (MySQL 5.7.3+, MariaDB 10.2.4+; the server rolls back, drops user variables,
+        temporary tables, prepared statements, table and named locks, and returns every
+        session variable to its global value), then the statements of connect() run
+        again (init_command, ``SET NAMES`` with the charset and collation connect()
+        had -- the reset drops them on MySQL --, sql_mode, autocommit, session
+        tracking) and the connect's default database is selected again when another
+        one is current (the reset keeps it).  The prepared-statement cache is emptied
+        (the server dropped them), the charset given to connect() is the connection's
+        again.  Used by mysqlc.aio's pool on release.
+
+        Returns False, without a reset, when the connect's default database could
+        not be selected again (the connection had none and one was chosen since: no
+        command goes back to none); True when done.
+
+        Raises OperationalError 1047 from a server without the command, and the
+        errors of the statements (the connection is then in an unknown state: close
+        it)."""
+        self._check_closed()
+        core = self._conn
+        charset, encoding, collation, set_names, handshake_id, database, schema = \
+            self._session_start
+        if not schema and core.schema:
+            return False
+        if not self._lock.acquire(False):
+            raise _busy()
+        try:
+            self._last_error = _NO_ERROR
+            self._discard_pending()
+            self._owner = None
+            try:
+                core.reset_connection()
+            except Error as exc:
+                self._note_error(exc)
+                raise
+            finally:
+                # the server drops the session's statements with the command
+                self._stmt_cache.clear()
+                self._max_allowed_packet = None
+            self.charset, self.encoding, self.collation = charset, encoding, collation
+            self._qmark_cache.clear()
+            self._stmt_stale = False
+        finally:
+            self._lock.release()
+        if not set_names:
+            name = _collation_name(charset, handshake_id)
+            set_names = "SET NAMES " + charset + (" COLLATE " + name if name else "")
+        self._start_session(core, set_names, names_in_settings=True)
+        if schema and core.schema != schema:
+            self.select_db(schema)
+        self._database = database
+        return True
+
+    def _connect_session_settings(self, core, set_names=None):
         """The autocommit mode and, when the server tracks session state, sql_mode
         added to session_track_system_variables (with its current value reported, so
         that the core's no_backslash_escapes follows sql_mode from the start): one
-        ``SET`` statement, the round trip ``SET autocommit=0`` took before."""
+        ``SET`` statement, the round trip ``SET autocommit=0`` took before.
+        `set_names` (``"SET NAMES ..."``, after a session reset) rides in it too."""
         parts = []
+        if set_names:
+            parts.append(set_names[4:].encode("ascii"))   # "NAMES cs COLLATE x"
         option = self._autocommit_option
         if option is not None and self._transactional and self.get_autocommit() != option:
             parts.append(b"autocommit=1" if option else b"autocommit=0")
+        plain = len(parts)   # the parts that do not need session tracking
         track = bool(core.client_flag & CLIENT.SESSION_TRACK) and self._session_track
         if track:
             parts.append(_TRACK_SQL_MODE)
+            if self._track_state_change:
+                parts.append(b"session_track_state_change=1")
+        self._state_tracked = False
         if not parts:
             return
         try:
@@ -1103,9 +1198,14 @@ class Connection:
         except DatabaseError:
             if not track or not core.open:
                 raise
-            # a server (or proxy) that refuses the tracking variables: autocommit alone
-            if len(parts) > 1:
-                self._internal_query(b"SET " + parts[0])
+            # a server (or proxy) that refuses the tracking variables: the rest alone
+            if plain:
+                self._internal_query(b"SET " + b", ".join(parts[:plain]))
+            return
+        if self._track_state_change:
+            # the server reports the change of session_track_state_change itself
+            changes = core.session_changes
+            self._state_tracked = bool(changes and changes.get("state_change"))
 
     # ------------------------------------------------------------ internals
 

@@ -544,6 +544,23 @@ static PyObject *Conn_ping(mc_conn *c, PyObject *noargs) {
     return mc_simple_command(c, COM_PING, NULL, 0);
 }
 
+#define COM_RESET_CONNECTION 0x1f
+
+/* reset_connection()  [COM_RESET_CONNECTION, MySQL 5.7.3+, MariaDB 10.2.4+]: the server
+   ends the session's state without a new login -- rolls back, drops user variables,
+   temporary tables, prepared statements and locks, and sets every session variable
+   (autocommit, the character set, sql_mode, session tracking) back to its global value;
+   the default database stays.  The statements' metadata cache is emptied and session
+   tracking starts again from the current database.  Error 1047 from a server without
+   the command. */
+static PyObject *Conn_reset_connection(mc_conn *c, PyObject *noargs) {
+    PyObject *r = mc_simple_command(c, COM_RESET_CONNECTION, NULL, 0);
+    /* a sent command may have dropped the statements even when its answer was lost */
+    if (c->meta_cache) PyDict_Clear(c->meta_cache);
+    if (r) mc_track_reset(c, c->schema);
+    return r;
+}
+
 static PyObject *Conn_select_db(mc_conn *c, PyObject *arg) {
     Py_buffer view;
     span s;
@@ -938,6 +955,9 @@ static PyMethodDef Conn_methods[] = {
     {"discard", (PyCFunction)Conn_discard, METH_NOARGS, NULL},
     {"ping", (PyCFunction)Conn_ping, METH_NOARGS, NULL},
     {"select_db", (PyCFunction)Conn_select_db, METH_O, NULL},
+    {"reset_connection", (PyCFunction)Conn_reset_connection, METH_NOARGS,
+     "reset_connection(): COM_RESET_CONNECTION; the session's state returns to the"
+     " server's defaults (the default database stays)"},
     {"close", (PyCFunction)Conn_close, METH_NOARGS, NULL},
     {"drain", (PyCFunction)(void (*)(void))Conn_drain, METH_VARARGS | METH_KEYWORDS,
      "drain(timeout, closing=False) -> bool: drop the rest of the response (no decoding)"

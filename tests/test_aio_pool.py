@@ -6,6 +6,7 @@ and closed connections dropped), closing, and acquire timeouts.
 The pool's rules are in mysqlc/aio/pool.py; they follow aiomysql's pool."""
 
 import asyncio
+import random
 import time
 
 import pytest
@@ -583,4 +584,518 @@ def test_release_while_an_await_runs_closes_the_connection(conn_kwargs):
             assert err.value.args[0] == 2013
             pool.release(other)
             assert wait_gone(conn_kwargs, [tid]) == {}
+    run(main())
+
+
+# ---------------------------------------------------------------- session state on release
+
+_STATE_SQL = ("SELECT @@autocommit, @@character_set_client, @@character_set_connection, "
+              "@@character_set_results, @@collation_connection, @@sql_mode, DATABASE(), "
+              "@@time_zone, @@tx_isolation, @user_var, @init, "
+              "@@session_track_state_change")
+_STATE_KEYS = ("autocommit", "cs_client", "cs_connection", "cs_results", "collation",
+               "sql_mode", "database", "time_zone", "isolation", "user_var", "init",
+               "track_state")
+
+
+async def session_state(conn):
+    async with conn.cursor() as cur:
+        await cur.execute(_STATE_SQL)
+        return dict(zip(_STATE_KEYS, await cur.fetchone()))
+
+
+# what a user can change on a pooled connection, each undone by the reset on release
+_CHANGES = {
+    "autocommit()": lambda conn: conn.autocommit(True),
+    "SET autocommit": "SET autocommit=1",
+    "SET NAMES": "SET NAMES latin1",
+    "set_character_set()": lambda conn: conn.set_character_set("latin1", "latin1_bin"),
+    "sql_mode": "SET sql_mode='ANSI_QUOTES'",
+    "USE": "USE information_schema",
+    "time_zone": "SET time_zone='+05:00'",
+    "isolation": "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+    "user variable": "SET @user_var = 'left behind'",
+    "init_command's effect": "SET @init = NULL",
+    "temporary table": "CREATE TEMPORARY TABLE left_behind (a INT)",
+    "PREPARE": "PREPARE left_behind FROM 'SELECT 1'",
+    "in a transaction": "SET @user_var = 'in trans'",
+}
+
+
+@pytest.mark.parametrize("change", sorted(_CHANGES))
+def test_session_state_restored_on_release(conn_kwargs, change):
+    """aiomysql#462: with create_pool(autocommit=False), a connection whose autocommit a
+    user turned on came back with autocommit on.  Every change of the session's state
+    (reported by the server's session tracking) is undone by the reset on release: the
+    next acquire() gets the same connection (same thread id), in the state it had when
+    the pool opened it, and its prepared statements (cache emptied by the reset) work."""
+    action = _CHANGES[change]
+
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, autocommit=False,
+                           charset="utf8mb4", init_command="SET @init = 7",
+                           ping_idle=None) as pool:
+            async with pool.acquire() as conn:
+                tid = conn.thread_id()
+                start = await session_state(conn)
+                assert start["autocommit"] == 0 and start["init"] == 7
+                assert start["track_state"] == 1
+                async with conn.cursor(prepared=True) as cur:   # cached statement
+                    await cur.execute("SELECT ? + 1", (1,))
+                    assert await cur.fetchall() == ((2,),)
+                if change == "in a transaction":
+                    await conn.begin()
+                if callable(action):
+                    await action(conn)
+                else:
+                    async with conn.cursor() as cur:
+                        await cur.execute(action)
+                changed = await session_state(conn)
+                assert changed != start or change in ("PREPARE", "temporary table")
+            async with pool.acquire() as conn:
+                assert conn.thread_id() == tid          # restored, not replaced
+                assert await session_state(conn) == start
+                assert conn.get_autocommit() is False
+                assert conn.charset == "utf8mb4" and conn.encoding == "utf-8"
+                assert conn.database == conn_kwargs["database"]
+                async with conn.cursor() as cur:
+                    await cur.execute("SELECT %s", ("é",))
+                    assert await cur.fetchone() == ("é",)
+                    if change == "PREPARE":
+                        with pytest.raises(mysqlc.Error) as err:
+                            await cur.execute("EXECUTE left_behind")
+                        assert err.value.args[0] == 1243   # unknown prepared statement
+                    if change == "temporary table":
+                        with pytest.raises(mysqlc.Error) as err:
+                            await cur.execute("SELECT * FROM left_behind")
+                        assert err.value.args[0] == 1146   # no such table
+                async with conn.cursor(prepared=True) as cur:
+                    await cur.execute("SELECT ? + 1", (2,))
+                    assert await cur.fetchall() == ((3,),)
+    run(main())
+
+
+def test_clean_release_costs_nothing(conn_kwargs):
+    """A connection whose session state did not change goes back to the pool at once
+    (no reset, no round trip): plain queries, transactions committed, prepared
+    statements, autocommit set to the value it has."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, autocommit=False,
+                           ping_idle=None) as pool:
+            conn = await pool.acquire()
+            await conn.autocommit(False)
+            await conn.begin()
+            async with conn.cursor() as cur:
+                await cur.execute("SELECT 1")
+                await cur.fetchall()
+            await conn.commit()
+            async with conn.cursor(prepared=True) as cur:
+                await cur.execute("SELECT ?", (5,))
+                await cur.fetchall()
+            seq = conn.sync._conn.session_track_seq
+            pool.release(conn)
+            assert pool.freesize == 1 and not pool._resetting   # back already
+            again = await pool.acquire()
+            assert again is conn and conn.sync._conn.session_track_seq == seq
+            async with conn.cursor(prepared=True) as cur:   # its statement is kept
+                stmts = len(conn.sync._stmt_cache)
+                await cur.execute("SELECT ?", (6,))
+                assert len(conn.sync._stmt_cache) == stmts == 1
+            pool.release(again)
+    run(main())
+
+
+def test_state_that_survives_release(conn_kwargs):
+    """What the server does not report as a change of session state, and the reset
+    therefore does not undo when nothing else changed (docs/asyncio.md): named locks
+    (GET_LOCK), LOCK TABLES, HANDLER ... OPEN, LAST_INSERT_ID(), characteristics given
+    for the next transaction only (SET TRANSACTION without SESSION); with any other
+    change they are reset too."""
+    with mysqlc.connect(**conn_kwargs) as c:
+        cur = c.cursor()
+        cur.execute("CREATE TABLE IF NOT EXISTS aio_pool_locked (a INT)")
+
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, ping_idle=None) as pool:
+            async with pool.acquire() as conn:
+                tid = conn.thread_id()
+                async with conn.cursor() as cur:
+                    await cur.execute("SELECT GET_LOCK('aio_pool_survives', 0), "
+                                      "LAST_INSERT_ID(42)")
+                    assert await cur.fetchone() == (1, 42)
+                    await cur.execute("HANDLER aio_pool_locked OPEN")
+                    await cur.execute("LOCK TABLES aio_pool_locked READ")
+            async with pool.acquire() as conn:
+                assert conn.thread_id() == tid
+                async with conn.cursor() as cur:
+                    await cur.execute("SELECT IS_USED_LOCK('aio_pool_survives'), "
+                                      "LAST_INSERT_ID()")
+                    assert await cur.fetchone() == (tid, 42)
+                    with pytest.raises(mysqlc.Error) as err:   # only the locked table
+                        await cur.execute("SELECT 1 FROM aio_pool_tx")
+                    assert err.value.args[0] == 1100
+                    await cur.execute("UNLOCK TABLES")
+                    await cur.execute("HANDLER aio_pool_locked READ FIRST")
+                    await cur.fetchall()
+                    # with another change, the reset drops them too
+                    await cur.execute("SET @user_var = 1")
+            async with pool.acquire() as conn:
+                assert conn.thread_id() == tid
+                async with conn.cursor() as cur:
+                    await cur.execute("SELECT IS_USED_LOCK('aio_pool_survives'), "
+                                      "LAST_INSERT_ID()")
+                    assert await cur.fetchone() == (None, 0)
+                    with pytest.raises(mysqlc.Error) as err:
+                        await cur.execute("HANDLER aio_pool_locked READ FIRST")
+                    assert err.value.args[0] == 1109   # unknown table in HANDLER
+                    await cur.execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+            async with pool.acquire() as conn:
+                assert conn.thread_id() == tid
+                async with conn.cursor() as cur:
+                    # the next transaction, the next user's, has the isolation level
+                    # the previous one asked for
+                    await cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+                    await cur.execute("SELECT trx_isolation_level FROM "
+                                      "information_schema.INNODB_TRX "
+                                      "WHERE trx_mysql_thread_id = CONNECTION_ID()")
+                    assert await cur.fetchall() == (("SERIALIZABLE",),)
+                    await cur.execute("ROLLBACK")
+                    # a user who turns the tracking off blinds the pool to what follows
+                    await cur.execute("SET session_track_state_change = 0")
+                    await cur.execute("SET @user_var = 'unseen'")
+            async with pool.acquire() as conn:
+                assert conn.thread_id() == tid
+                state = await session_state(conn)
+                assert state["user_var"] == "unseen" and state["track_state"] == 0
+    try:
+        run(main())
+    finally:
+        with mysqlc.connect(**conn_kwargs) as c:
+            c.cursor().execute("DROP TABLE IF EXISTS aio_pool_locked")
+
+
+def test_without_session_tracking_autocommit_is_restored(conn_kwargs):
+    """connect(session_track=False): the server reports no changes; autocommit, known
+    from the status flags of every OK packet, is still set back on release (one SET),
+    other state survives (docs/asyncio.md)."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, autocommit=False,
+                           session_track=False, ping_idle=None) as pool:
+            async with pool.acquire() as conn:
+                tid = conn.thread_id()
+                await conn.autocommit(True)
+                async with conn.cursor() as cur:
+                    await cur.execute("SET @user_var = 'kept'")
+                    await cur.execute("SET NAMES latin1")
+            async with pool.acquire() as conn:
+                assert conn.thread_id() == tid
+                state = await session_state(conn)
+                assert state["autocommit"] == 0 and conn.get_autocommit() is False
+                assert state["user_var"] == "kept" and state["track_state"] == 0
+                assert state["cs_client"] == "latin1"
+    run(main())
+
+
+def test_release_after_change_user_closes(conn_kwargs, root_conn_kwargs):
+    """A connection logged in again with change_user() keeps that login through a
+    session reset: it is closed on release, and the next acquire() opens a new one."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, ping_idle=None) as pool:
+            async with pool.acquire() as conn:
+                tid = conn.thread_id()
+                await conn.change_user(conn_kwargs["user"], conn_kwargs["password"],
+                                       "information_schema")
+            async with pool.acquire() as again:
+                assert again.thread_id() == tid   # the same login: only reset
+                assert (await session_state(again))["database"] == conn_kwargs["database"]
+                await again.change_user(root_conn_kwargs["user"],
+                                        root_conn_kwargs["password"])
+                async with again.cursor() as cur:
+                    await cur.execute("SELECT CURRENT_USER()")
+                    assert (await cur.fetchone())[0].startswith("root@")
+            async with pool.acquire() as third:
+                assert third.thread_id() != tid and again.closed
+                await tagged(third, 3)
+            return tid
+    tid = run(main())
+    assert wait_gone(conn_kwargs, [tid]) == {}
+
+
+def test_release_without_default_database_after_use_closes(conn_kwargs):
+    """A pool whose connections have no default database: a ``USE db`` cannot be undone
+    (no command selects "no database"), so that connection is closed on release and
+    the next acquire() opens a new one."""
+    kw = dict(conn_kwargs)
+    kw.pop("database", None)
+
+    async def main():
+        async with pool_of(kw, minsize=1, maxsize=1, ping_idle=None) as pool:
+            async with pool.acquire() as conn:
+                tid = conn.thread_id()
+                async with conn.cursor() as cur:
+                    await cur.execute("USE " + conn_kwargs["database"])
+            await asyncio.sleep(0)
+            async with pool.acquire() as again:
+                assert again.thread_id() != tid and conn.closed
+                assert (await session_state(again))["database"] is None
+            return tid
+    tid = run(main())
+    assert wait_gone(conn_kwargs, [tid]) == {}
+
+
+# ---------------------------------------------------------------- cancellation and accounting
+
+def test_cancelled_waiter_passes_its_wakeup_on(conn_kwargs):
+    """A waiter cancelled in the same step as the connection is handed to it (both
+    orders), or while it waits: the connection goes to the next waiter, never sits free
+    while others wait."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, ping_idle=None) as pool:
+            conn = await pool.acquire()
+            for order in ("release first", "cancel first", "cancelled earlier"):
+                waiters = [asyncio.create_task(_acquire(pool)) for _ in range(3)]
+                await asyncio.sleep(0.01)
+                if order == "release first":
+                    pool.release(conn)
+                    waiters[0].cancel()
+                elif order == "cancel first":
+                    waiters[0].cancel()
+                    pool.release(conn)
+                else:
+                    waiters[0].cancel()
+                    await asyncio.sleep(0)
+                    pool.release(conn)
+                with pytest.raises(asyncio.CancelledError):
+                    await waiters[0]
+                got = await asyncio.wait_for(waiters[1], 2)
+                await tagged(got, 1)
+                assert pool.freesize == 0 and not waiters[2].done()
+                pool.release(got)
+                conn = await asyncio.wait_for(waiters[2], 2)
+                assert (pool.size, pool.freesize) == (1, 0)
+            pool.release(conn)
+            assert (pool.size, pool.freesize) == (1, 1)
+    run(main())
+
+
+def test_random_cancellations_keep_the_accounting(conn_kwargs):
+    """Many tasks acquire with timeouts and are cancelled at random moments (waiting,
+    being granted, using the connection, in the ping of acquire): no connection stays
+    free while a live waiter waits, and in the end every connection is free and
+    counted once."""
+    rng = random.Random(462)
+
+    async def main():
+        async with pool_of(conn_kwargs, minsize=0, maxsize=2, ping_idle=0) as pool:
+            stalls = []
+            stop = False
+
+            async def watch():
+                # a free connection with a live waiter, seen twice 5 ms apart, is a
+                # lost wake-up
+                seen = 0
+                while not stop:
+                    live = [f for f in pool._waiters if not f.done()]
+                    seen = seen + 1 if (live and pool.freesize) else 0
+                    if seen >= 2:
+                        stalls.append((pool.freesize, len(live)))
+                    await asyncio.sleep(0.005)
+
+            async def use(i):
+                async with pool.acquire() as conn:
+                    await tagged(conn, i)
+                    await asyncio.sleep(rng.random() * 0.01)
+
+            async def user(i):
+                limit = rng.choice((0.001, 0.01, 0.05, 0.3))
+                try:
+                    if i % 2:
+                        async with asyncio.timeout(limit):
+                            await use(i)
+                    else:
+                        await asyncio.wait_for(use(i), limit)
+                except TimeoutError:
+                    pass
+
+            watcher = asyncio.create_task(watch())
+            tasks = []
+            for i in range(120):
+                tasks.append(asyncio.create_task(user(i)))
+                if rng.random() < 0.3:
+                    rng.choice(tasks).cancel()
+                await asyncio.sleep(rng.random() * 0.004)
+            await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
+            stop = True
+            await watcher
+            assert stalls == []
+            assert pool.size <= 2 and pool.freesize == pool.size and not pool._used
+            assert not [f for f in pool._waiters if not f.done()]
+            both = [await asyncio.wait_for(pool.acquire(), 2) for _ in range(2)]
+            for c in both:
+                await tagged(c, 9)
+                pool.release(c)
+    run(main())
+
+
+def sessions_of(conn_kwargs):
+    """Server threads of the test account other than the one asking."""
+    with mysqlc.connect(**conn_kwargs) as c:
+        cur = c.cursor()
+        cur.execute("SELECT ID FROM information_schema.PROCESSLIST "
+                    "WHERE USER = %s AND ID <> CONNECTION_ID()", (conn_kwargs["user"],))
+        return {r[0] for r in cur.fetchall()}
+
+
+def wait_sessions(conn_kwargs, expected, within=2.0):
+    end = time.monotonic() + within
+    while True:
+        now = sessions_of(conn_kwargs)
+        if now <= expected or time.monotonic() > end:
+            return now - expected
+        time.sleep(0.02)
+
+
+def test_cancelled_create_pool_leaves_no_session(conn_kwargs):
+    """create_pool(minsize=3) cancelled at each of its suspensions: the connections it
+    had opened are closed, those being opened are stopped."""
+    before = sessions_of(conn_kwargs)
+
+    async def main():
+        steps = 0
+        while True:
+            task = asyncio.ensure_future(mysqlc.aio.create_pool(minsize=3, maxsize=3,
+                                                                **conn_kwargs))
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            if task.done():
+                pool = task.result()
+                pool.close()
+                await pool.wait_closed()
+                return steps
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await asyncio.sleep(0.01)
+            steps += 1
+
+    steps = run(main())
+    assert steps > 3
+    assert wait_sessions(conn_kwargs, before) == set()
+
+
+def test_acquire_cancelled_while_opening_leaks_nothing(conn_kwargs):
+    """An acquire() that opens a connection, cancelled at each of its suspensions: the
+    room it held is given back (size 0), no session is left open, and a waiter behind
+    it is served."""
+    before = sessions_of(conn_kwargs)
+
+    async def main():
+        async with pool_of(conn_kwargs, minsize=0, maxsize=1) as pool:
+            steps = 0
+            while True:
+                task = asyncio.create_task(_acquire(pool))
+                behind = asyncio.create_task(_acquire(pool))
+                for _ in range(steps):
+                    await asyncio.sleep(0)
+                done = task.done()
+                task.cancel()
+                try:
+                    conn = await task
+                except asyncio.CancelledError:
+                    conn = None
+                else:
+                    await pool.release(conn)   # it had its connection already
+                got = await asyncio.wait_for(behind, 5)
+                await tagged(got, steps)
+                assert pool.size == 1
+                await pool.release(got)
+                if done:
+                    return steps
+                await pool.clear()
+                assert pool.size == 0
+                steps += 1
+
+    steps = run(main())
+    assert steps > 3
+    assert wait_sessions(conn_kwargs, before) == set()
+
+
+def _pool_sessions(pool):
+    return {c.thread_id() for c in pool._used} | {c.thread_id() for c, _ in pool._free}
+
+
+@pytest.mark.parametrize("how", ["wait_closed", "terminate"])
+def test_cancelled_wait_closed_ends_every_session(conn_kwargs, how):
+    """close() + wait_closed() cancelled at each suspension point it reaches (or
+    terminate() first): no session of the pool is left on the server; a connection
+    still out is closed when it comes back; a second wait_closed() ends with size 0."""
+    async def main():
+        steps = 0
+        while True:
+            pool = await mysqlc.aio.create_pool(minsize=3, maxsize=4, **conn_kwargs)
+            held = await pool.acquire()
+            busy = await pool.acquire()
+            await busy.begin()
+            async with busy.cursor() as cur:       # released in a transaction: rolled
+                await cur.execute("SELECT 1")      # back, closed once the pool closes
+            ids = _pool_sessions(pool)
+            assert len(ids) == 3
+            held_id = held.thread_id()
+            pool.release(busy)
+            if how == "terminate":
+                pool.terminate()
+            else:
+                pool.close()
+            closer = asyncio.ensure_future(pool.wait_closed())
+            for _ in range(steps):
+                await asyncio.sleep(0)
+            # past this point wait_closed() only waits for `held`
+            finished = pool.size <= 1
+            closer.cancel()
+            try:
+                await closer
+            except asyncio.CancelledError:
+                pass
+            # the free connections are closed now; the one held when it comes back
+            # (terminate(): now too)
+            out = set() if how == "terminate" else {held_id}
+            left = await asyncio.to_thread(wait_sessions, conn_kwargs, out, 1.0)
+            assert not (left & ids), (steps, left)
+            pool.release(held)
+            assert held.closed
+            await asyncio.wait_for(pool.wait_closed(), 5)
+            assert pool.closed and pool.size == 0
+            assert await asyncio.to_thread(wait_gone, conn_kwargs, ids, 1.0) == {}
+            if finished:
+                return steps
+            steps += 1
+
+    steps = run(main())
+    assert steps >= (0 if how == "terminate" else 1), steps
+
+
+def test_aiomysql_forms(conn_kwargs):
+    """aiomysql 0.3's pool.py: create_pool() and acquire() are coroutine objects (await,
+    create_task, async with); a plain ``with pool:`` raises RuntimeError; the
+    deprecated ``with (await pool) as conn:`` acquires, and its block releases."""
+    async def main():
+        pool = await asyncio.create_task(mysqlc.aio.create_pool(minsize=1, maxsize=1,
+                                                                **conn_kwargs))
+        try:
+            with pytest.raises(RuntimeError, match="yield from"):
+                with pool:
+                    pass
+            conn = await asyncio.create_task(pool.acquire())
+            await tagged(conn, 1)
+            pool.release(conn)
+            with pytest.warns(DeprecationWarning):
+                held = await pool
+            with held as conn:
+                assert pool.freesize == 0
+                await tagged(conn, 2)
+            assert pool.freesize == 1
+        finally:
+            pool.close()
+            await pool.wait_closed()
+        assert pool.closed
     run(main())

@@ -74,6 +74,15 @@ class _Engine(connections.Connection):
             self._kill_query_failed = exc
 
 
+class _PooledEngine(_Engine):
+    """The engine of a pooled connection: asks the server to report every change of
+    the session's state (session_track_state_change, in the connect's ``SET``), by
+    which the pool knows without a round trip whether a released connection needs
+    its session reset (mysqlc.aio.pool)."""
+
+    _track_state_change = True
+
+
 def _kill_quietly(engine: _Engine, thread_id: int) -> None:
     try:
         connections.Connection._kill_query_side(engine, thread_id, _KILL_BUDGET)
@@ -534,10 +543,11 @@ async def _connect(kwargs: dict) -> Connection:
     kwargs.pop("loop", None)   # aiomysql's parameter; the running loop is used
     echo = bool(kwargs.pop("echo", False))   # aiomysql's (it logs queries): kept, unused
     cursorclass = kwargs.pop("cursorclass", None) or Cursor
+    engine_class = _PooledEngine if kwargs.pop("_pooled", False) else _Engine
     shell = shell_for(cursorclass)
     worker = Worker()
     worker.on_cancel = _abandon_connect
-    engine = await worker.run(_Engine, *args, cursorclass=shell._sync_class, **kwargs)
+    engine = await worker.run(engine_class, *args, cursorclass=shell._sync_class, **kwargs)
     worker.owner = engine
     worker.on_cancel = _stop_cancelled
     conn = Connection(worker, engine, shell)

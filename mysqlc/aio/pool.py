@@ -24,25 +24,41 @@ What a connection goes through (the rules aiomysql has, and the ones it lacks):
   the server dropped less than ``ping_idle`` seconds ago is handed out unchecked: its next
   command raises OperationalError (2006/2013), it is then closed, and ``release()`` drops
   it.
-- **Reset on release.** A connection released in the middle of a transaction
-  (SERVER_STATUS_IN_TRANS in the server's last status) is rolled back before anyone
-  gets it again; when the rollback fails or takes longer than ``reset_timeout``
-  (5 s) the connection is closed instead.  One released with rows of an unbuffered
+- **Reset on release.** The next user gets the session as the pool opened it
+  (docs/asyncio.md, "What a release restores", lists each item).  Pooled connections
+  ask the server to report every change of session state (session_track_state_change);
+  a connection whose session reported none since it was last reset goes back at once,
+  without a round trip; otherwise its session is reset (COM_RESET_CONNECTION, then
+  connect's statements again: init_command, SET NAMES, sql_mode, autocommit, tracking;
+  its database selected again).  Without session tracking only autocommit is known (the
+  status flags) and set back.  A connection released in the middle of a transaction
+  (SERVER_STATUS_IN_TRANS in the server's last status) is rolled back (or reset) before
+  anyone gets it again; when that fails or takes longer than ``RESET_TIMEOUT`` (5 s) the
+  connection is closed instead, as is one logged in as another user with
+  ``change_user()``, or one that had no default database and chose one with ``USE``
+  (no command goes back to none).  One released with rows of an unbuffered
   cursor (or further result sets) still unread is closed, not drained (the rest
   could be of any size).  One that is closed -- by the caller, by a lost server, or
   because a cancelled operation could not be stopped in time -- is dropped, and the
   room it held goes to the next waiter.  So the pool never hands out a connection whose
   protocol state is not at rest.
 
-The behaviour follows aiomysql 0.2's ``aiomysql/pool.py``; the differences
-(``pool_recycle`` counted from the connect, the idle ping, rollback instead of close on
-release in a transaction, waiters failed by ``close()``) are listed in docs/compat.md.
+- **Cancellation.** A cancelled ``acquire()`` leaves the pool as it was: a connection
+  (or room) granted to it as it was cancelled goes to the next waiter.  A cancelled
+  ``create_pool()`` closes what it opened.  ``close()`` closes the free connections in a
+  task of the pool's: cancelling ``wait_closed()`` stops only the wait.
+
+The behaviour follows aiomysql 0.3's ``aiomysql/pool.py``; the differences
+(``pool_recycle`` counted from the connect, the idle ping, the session reset on release,
+waiters failed by ``close()``) are listed in docs/compat.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import collections.abc
+import warnings
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..constants import SERVER_STATUS
@@ -111,18 +127,34 @@ async def _create_pool(minsize, maxsize, echo, pool_recycle, ping_idle, connect_
     return pool
 
 
-class _PoolContext:
-    """What create_pool() returns: awaitable (gives the pool) and an async context
+class _Coroutine(collections.abc.Coroutine):
+    """A coroutine object that is an async context manager too (aiomysql's
+    ``_ContextManager``): ``await x``, ``asyncio.create_task(x)`` and ``async with x``."""
+
+    __slots__ = ("_coro",)
+
+    def __await__(self):
+        return self._coro.__await__()
+
+    def send(self, value):
+        return self._coro.send(value)
+
+    def throw(self, *exc):
+        return self._coro.throw(*exc)
+
+    def close(self):
+        return self._coro.close()
+
+
+class _PoolContext(_Coroutine):
+    """What create_pool() returns: a coroutine (gives the pool) and an async context
     manager (closes the pool and waits for it on exit)."""
 
-    __slots__ = ("_coro", "_pool")
+    __slots__ = ("_pool",)
 
     def __init__(self, coro: Coroutine[Any, Any, Pool]) -> None:
         self._coro = coro
         self._pool: Optional[Pool] = None
-
-    def __await__(self) -> Generator[Any, None, Pool]:
-        return self._coro.__await__()
 
     async def __aenter__(self) -> Pool:
         self._pool = await self._coro
@@ -134,19 +166,16 @@ class _PoolContext:
         await pool.wait_closed()
 
 
-class _AcquireContext:
-    """What Pool.acquire() returns: awaitable (gives the connection, which the caller
+class _AcquireContext(_Coroutine):
+    """What Pool.acquire() returns: a coroutine (gives the connection, which the caller
     hands back with pool.release()) and an async context manager (releases on exit)."""
 
-    __slots__ = ("_pool", "_coro", "_conn")
+    __slots__ = ("_pool", "_conn")
 
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
         self._coro = pool._acquire()
         self._conn: Optional[Connection] = None
-
-    def __await__(self) -> Generator[Any, None, Connection]:
-        return self._coro.__await__()
 
     async def __aenter__(self) -> Connection:
         self._conn = await self._coro
@@ -204,6 +233,8 @@ class Pool:
         self._resetting = set()            # released, being rolled back
         self._opening = 0                  # connects in flight (each one holds room)
         self._born = {}                    # conn -> loop time it was opened
+        self._start = {}                   # conn -> _SessionStart
+        self._quitting = set()             # free, being closed by wait_closed()/clear()
         self._waiters = collections.deque()   # futures of waiting acquire() calls
         self._terminated = set()
         self._closers = []                 # futures of wait_closed() calls
@@ -222,7 +253,8 @@ class Pool:
 
     @property
     def size(self) -> int:
-        return len(self._free) + len(self._used) + len(self._resetting) + self._opening
+        return (len(self._free) + len(self._used) + len(self._resetting) + self._opening
+                + len(self._quitting))
 
     @property
     def freesize(self) -> int:
@@ -334,13 +366,14 @@ class Pool:
     async def _connect(self):
         from . import connect   # the lead's module; imported late so pool.py loads alone
         try:
-            conn = await connect(**self._conn_kwargs)
+            conn = await connect(_pooled=True, **self._conn_kwargs)
         except BaseException:
             self._opening -= 1
             self._room_freed()
             raise
         self._opening -= 1
         self._born[conn] = self._loop.time()
+        self._start[conn] = _SessionStart(conn)
         if self._closing:
             conn.close()
             self._forget(conn)
@@ -390,8 +423,17 @@ class Pool:
         if missing <= 0:
             return
         self._opening += missing
-        results = await asyncio.gather(*(self._connect() for _ in range(missing)),
-                                       return_exceptions=True)
+        tasks = [self._loop.create_task(self._connect()) for _ in range(missing)]
+        try:
+            await asyncio.wait(tasks)
+        except BaseException:
+            # cancelled (create_pool() was): the connects still running are stopped,
+            # the connections already open are closed, now or when their connect ends
+            for t in tasks:
+                t.cancel()
+                t.add_done_callback(self._drop_opened)
+            raise
+        results = [_outcome(t) for t in tasks]
         failed = [r for r in results if isinstance(r, BaseException)]
         for r in results:
             if not isinstance(r, BaseException):
@@ -399,18 +441,31 @@ class Pool:
                 if failed:
                     self._forget(r)
                     _close_quietly(r)
+                    self._room_freed()
                 else:
                     self._free.append((r, self._loop.time()))
         if failed:
             raise failed[0]
+
+    def _drop_opened(self, task):
+        """A connect of a cancelled _fill() ended: close the connection it opened."""
+        if task.cancelled() or task.exception() is not None:
+            return   # its room was given back by _connect()
+        conn = task.result()
+        self._used.discard(conn)
+        _close_quietly(conn)
+        self._forget(conn)
+        self._room_freed()
 
     # ------------------------------------------------------------------ release
 
     def release(self, conn: Connection) -> asyncio.Future[None]:
         """Hand a connection back to the pool.  A plain call (as aiomysql's); it
         returns an awaitable that finishes when the connection is back in the pool or
-        closed -- ``await pool.release(conn)`` waits for the rollback of a transaction
-        left open, a bare ``pool.release(conn)`` lets it run on its own.
+        closed -- ``await pool.release(conn)`` waits for the reset of a changed
+        session or the rollback of a transaction left open, a bare
+        ``pool.release(conn)`` lets it run on its own (the connection counts in
+        ``size``, not in ``freesize``, meanwhile).
 
         Raises
         ------
@@ -431,16 +486,19 @@ class Pool:
         if conn not in self._used:
             raise ValueError("connection %r is not acquired from this pool" % (conn,))
         self._used.discard(conn)
-        if not conn.closed and not self._closing and _in_transaction(conn) and _at_rest(conn):
-            self._resetting.add(conn)
-            return self._loop.create_task(self._reset(conn))
+        if not conn.closed and not self._closing and _at_rest(conn):
+            start = self._start.get(conn)
+            need = start.restore_needed(conn) if start is not None else None
+            if need is not None:
+                self._resetting.add(conn)
+                return self._loop.create_task(self._reset(conn, start, need))
         self._returned(conn)
         return None
 
-    async def _reset(self, conn):
+    async def _reset(self, conn, start, need):
         try:
             try:
-                await asyncio.wait_for(conn.rollback(), RESET_TIMEOUT)
+                await asyncio.wait_for(start.restore(conn, need), RESET_TIMEOUT)
             except BaseException:
                 _close_quietly(conn)
                 raise
@@ -488,22 +546,40 @@ class Pool:
 
     def _forget(self, conn):
         self._born.pop(conn, None)
+        self._start.pop(conn, None)
 
     # ------------------------------------------------------------------ closing
 
     async def clear(self) -> None:
-        """Close every free connection (graceful COM_QUIT, bounded by 2 s each)."""
+        """Close every free connection (graceful COM_QUIT, bounded by 2 s each; when
+        clear() is cancelled, the ones not closed yet are closed at once)."""
+        await self._quit_free()
+
+    async def _quit_free(self) -> None:
+        """Close the free connections: COM_QUIT each (concurrently, bounded); when the
+        wait is cancelled, every one still open is closed at once (no server session
+        outlives the call).  They count in ``size`` until closed."""
         free = [c for c, _ in self._free]
         self._free.clear()
-        await asyncio.gather(*(_quit(c) for c in free))
-        for c in free:
-            self._forget(c)
-            self._room_freed()
+        if not free:
+            return
+        self._quitting.update(free)
+        quits = [self._loop.create_task(_quit(c)) for c in free]
+        try:
+            await asyncio.wait(quits)
+        finally:
+            for c in free:
+                _close_quietly(c)   # a no-op for the ones closed by their COM_QUIT
+                self._quitting.discard(c)
+                self._forget(c)
+                self._room_freed()
 
     def close(self) -> None:
         """Start closing: acquire() raises from now on (and the acquire() calls waiting
-        now raise RuntimeError); connections are closed as they come back.  Follow with
-        ``await pool.wait_closed()``."""
+        now raise RuntimeError); the free connections are closed now (a graceful
+        COM_QUIT each, in a task of the pool's: cancelling wait_closed() does not stop
+        it; without a running loop at once), the others as they come back.  Follow
+        with ``await pool.wait_closed()``."""
         if self._closing:
             return
         self._closing = True
@@ -511,21 +587,45 @@ class Pool:
             fut = self._waiters.popleft()
             if not fut.done():
                 fut.set_exception(RuntimeError("the pool was closed while waiting to acquire"))
+        self._close_free()
+
+    def _close_free(self):
+        if not self._free:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None and loop is self._loop:
+            loop.create_task(self._quit_free())
+            return
+        for conn, _ in self._free:   # no loop to wait in: closed at once
+            _close_quietly(conn)
+            self._forget(conn)
+        self._free.clear()
 
     def terminate(self) -> None:
-        """close(), and close every connection that is out at once (their later
-        release() is accepted and does nothing)."""
+        """close(), and close every connection at once: free, being reset, and out
+        (their later release() is accepted and does nothing)."""
         self.close()
         for conn in list(self._used):
             _close_quietly(conn)
             self._forget(conn)
             self._terminated.add(conn)
         self._used.clear()
+        for conn, _ in self._free:
+            _close_quietly(conn)
+            self._forget(conn)
+        self._free.clear()
+        for conn in list(self._resetting) + list(self._quitting):
+            # their tasks see the connection closed (the await in progress fails with
+            # 2013) and drop it
+            _close_quietly(conn)
         self._wake_closers()
 
     async def wait_closed(self) -> None:
-        """Close the free connections (graceful COM_QUIT) and wait until every
-        connection out has come back (and been closed).
+        """Wait until every connection has been closed: the free ones (closed by
+        close()) and those out, as they come back.  Cancelling it stops only the wait.
 
         Raises
         ------
@@ -536,11 +636,7 @@ class Pool:
             return
         if not self._closing:
             raise RuntimeError(".wait_closed() should be called after .close()")
-        free = [c for c, _ in self._free]
-        self._free.clear()
-        await asyncio.gather(*(_quit(c) for c in free))
-        for c in free:
-            self._forget(c)
+        self._close_free()
         while self.size:
             fut = self._loop.create_future()
             self._closers.append(fut)
@@ -554,6 +650,22 @@ class Pool:
         self.close()
         await self.wait_closed()
 
+    def __enter__(self):
+        # aiomysql's: a plain ``with pool:`` is a mistake, said at once
+        raise RuntimeError('"yield from" should be used as context manager expression')
+
+    def __exit__(self, *exc):
+        pass   # never reached: __enter__ raises (a with statement needs both)
+
+    def __await__(self):
+        """aiomysql's deprecated ``with await pool as conn:`` -- acquires a connection;
+        the ``with`` block releases it.  DeprecationWarning, as aiomysql."""
+        warnings.warn("with await pool as conn deprecated, use "
+                      "async with pool.acquire() as conn instead",
+                      DeprecationWarning, stacklevel=2)
+        conn = yield from self._acquire().__await__()
+        return _Held(self, conn)
+
     # ------------------------------------------------------------------ internals
 
     def _bind_loop(self):
@@ -562,6 +674,92 @@ class Pool:
             self._loop = loop
         elif self._loop is not loop:
             raise RuntimeError("this pool belongs to another event loop")
+
+
+class _Held:
+    """``with (await pool) as conn:`` (aiomysql's deprecated form): the block's exit
+    releases the connection (a plain release: a reset it needs runs on its own)."""
+
+    __slots__ = ("_pool", "_conn")
+
+    def __init__(self, pool, conn):
+        self._pool = pool
+        self._conn = conn
+
+    def __enter__(self):
+        return self._conn
+
+    def __exit__(self, *exc):
+        pool, conn, self._pool, self._conn = self._pool, self._conn, None, None
+        if pool is not None:
+            pool._release(conn)
+
+
+class _SessionStart:
+    """The session state a pooled connection had when it was opened (after connect's
+    own statements), and what is done on release to give it back.
+
+    With session state tracking (``session_track_state_change``, asked for by the
+    pooled engine, mysqlc.aio.connection._PooledEngine) the server reports every
+    change of the session's state in its OK packets -- system variables (autocommit,
+    charset, sql_mode, time_zone, isolation level...), the default database, user
+    variables, temporary tables, ``PREPARE`` -- and the core counts the OK packets that
+    report any change (``session_track_seq``): a count that did not move since the last
+    reset means that nothing needs to be done, without a round trip.  When it moved,
+    the session is reset (COM_RESET_CONNECTION and connect's statements again,
+    ``Connection._reset_session``).  Without tracking (``session_track=False``, a
+    server that refuses it) only autocommit is known, from the status flags of the
+    server's last OK packet, and it alone is restored."""
+
+    __slots__ = ("seq", "autocommit", "tracked", "login")
+
+    def __init__(self, conn):
+        self.login = (conn.sync.user, conn.sync._password)
+        self.note(conn)
+
+    def note(self, conn):
+        engine = conn.sync
+        self.seq = _core(conn).session_track_seq
+        self.autocommit = engine.get_autocommit()
+        self.tracked = engine._state_tracked
+
+    def restore_needed(self, conn):
+        """What release must do (no I/O): None, "reset" (the session), "rollback"
+        (an open transaction), "autocommit" (set it back), "close" (logged in as
+        another user with change_user(): a reset keeps the login)."""
+        if (conn.sync.user, conn.sync._password) != self.login:
+            return "close"
+        core = _core(conn)
+        if self.tracked and core.session_track_seq != self.seq:
+            return "reset"
+        if core.server_status & SERVER_STATUS.SERVER_STATUS_IN_TRANS:
+            return "rollback"
+        if bool(core.server_status & SERVER_STATUS.SERVER_STATUS_AUTOCOMMIT) != \
+                self.autocommit:
+            return "autocommit"
+        return None
+
+    async def restore(self, conn, need):
+        if need == "close":
+            await _quit(conn)
+            return
+        if need == "reset":
+            if not await conn._worker.run(conn.sync._reset_session):
+                _close_quietly(conn)   # a database was chosen and none can be set back
+                return
+        else:
+            if need == "rollback":
+                await conn.rollback()
+            if conn.get_autocommit() != self.autocommit:
+                await conn.autocommit(self.autocommit)
+        self.note(conn)
+
+
+def _outcome(task):
+    """A finished task's result, or its exception (CancelledError when cancelled)."""
+    if task.cancelled():
+        return asyncio.CancelledError()
+    return task.exception() or task.result()
 
 
 def _loop_running():

@@ -808,9 +808,9 @@ _request = contextvars.ContextVar("_request", default="no context")
 def test_contextvars_seen_by_converters(run, conn_kwargs):
     seen = []
 
-    def decode_long(value):
+    def decode_long(value):   # the wire text (bytes), as mysqlclient hands it
         seen.append(_request.get())
-        _request.set("set by the converter of %s" % (value,))
+        _request.set("set by the converter of %d" % int(value))
         return int(value)
 
     conv = dict(mysqlc.converters.conversions)

@@ -59,7 +59,7 @@ import asyncio
 import collections
 import collections.abc
 import warnings
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 from ..constants import SERVER_STATUS
 
@@ -127,26 +127,30 @@ async def _create_pool(minsize, maxsize, echo, pool_recycle, ping_idle, connect_
     return pool
 
 
-class _Coroutine(collections.abc.Coroutine):
+_T = TypeVar("_T")
+
+
+class _Coroutine(collections.abc.Coroutine[Any, Any, _T]):
     """A coroutine object that is an async context manager too (aiomysql's
     ``_ContextManager``): ``await x``, ``asyncio.create_task(x)`` and ``async with x``."""
 
     __slots__ = ("_coro",)
+    _coro: Coroutine[Any, Any, _T]
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, None, _T]:
         return self._coro.__await__()
 
-    def send(self, value):
+    def send(self, value: Any) -> Any:
         return self._coro.send(value)
 
-    def throw(self, *exc):
+    def throw(self, *exc: Any) -> Any:
         return self._coro.throw(*exc)
 
-    def close(self):
-        return self._coro.close()
+    def close(self) -> None:
+        self._coro.close()
 
 
-class _PoolContext(_Coroutine):
+class _PoolContext(_Coroutine["Pool"]):
     """What create_pool() returns: a coroutine (gives the pool) and an async context
     manager (closes the pool and waits for it on exit)."""
 
@@ -166,7 +170,7 @@ class _PoolContext(_Coroutine):
         await pool.wait_closed()
 
 
-class _AcquireContext(_Coroutine):
+class _AcquireContext(_Coroutine["Connection"]):
     """What Pool.acquire() returns: a coroutine (gives the connection, which the caller
     hands back with pool.release()) and an async context manager (releases on exit)."""
 
@@ -650,14 +654,14 @@ class Pool:
         self.close()
         await self.wait_closed()
 
-    def __enter__(self):
+    def __enter__(self) -> None:
         # aiomysql's: a plain ``with pool:`` is a mistake, said at once
         raise RuntimeError('"yield from" should be used as context manager expression')
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         pass   # never reached: __enter__ raises (a with statement needs both)
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, None, _Held]:
         """aiomysql's deprecated ``with await pool as conn:`` -- acquires a connection;
         the ``with`` block releases it.  DeprecationWarning, as aiomysql."""
         warnings.warn("with await pool as conn deprecated, use "
@@ -686,10 +690,10 @@ class _Held:
         self._pool = pool
         self._conn = conn
 
-    def __enter__(self):
+    def __enter__(self) -> Connection:
         return self._conn
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         pool, conn, self._pool, self._conn = self._pool, self._conn, None, None
         if pool is not None:
             pool._release(conn)

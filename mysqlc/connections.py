@@ -1082,7 +1082,9 @@ class Connection:
             self._transactional = bool(core.server_capabilities & CLIENT.TRANSACTIONS)
             self._start_session(core, self._set_names)
             # what _reset_session() sets up again: the settings as connect() made them
-            self._session_start = (self._charset, self._encoding, self._collation,
+            # (the PyMySQL flavour keeps its codec elsewhere: no _encoding)
+            self._session_start = (self._charset, self.__dict__.get("_encoding"),
+                                   self._collation,
                                    self._set_names, self._handshake_collation,
                                    self._database, core.schema)
         except BaseException:
@@ -1158,7 +1160,9 @@ class Connection:
                 # the server drops the session's statements with the command
                 self._stmt_cache.clear()
                 self._max_allowed_packet = None
-            self.charset, self.encoding, self.collation = charset, encoding, collation
+            self.charset, self.collation = charset, collation
+            if encoding is not None:
+                self.encoding = encoding
             self._qmark_cache.clear()
             self._stmt_stale = False
         finally:

@@ -238,7 +238,8 @@ class Pool:
         self._opening = 0                  # connects in flight (each one holds room)
         self._born = {}                    # conn -> loop time it was opened
         self._start = {}                   # conn -> _SessionStart
-        self._quitting = set()             # free, being closed by wait_closed()/clear()
+        self._quitting = set()             # free, being closed by close()/clear()
+        self._tasks = set()                # the pool's own tasks still running
         self._waiters = collections.deque()   # futures of waiting acquire() calls
         self._terminated = set()
         self._closers = []                 # futures of wait_closed() calls
@@ -427,7 +428,7 @@ class Pool:
         if missing <= 0:
             return
         self._opening += missing
-        tasks = [self._loop.create_task(self._connect()) for _ in range(missing)]
+        tasks = [self._task(self._connect()) for _ in range(missing)]
         try:
             await asyncio.wait(tasks)
         except BaseException:
@@ -495,7 +496,7 @@ class Pool:
             need = start.restore_needed(conn) if start is not None else None
             if need is not None:
                 self._resetting.add(conn)
-                return self._loop.create_task(self._reset(conn, start, need))
+                return self._task(self._reset(conn, start, need))
         self._returned(conn)
         return None
 
@@ -568,7 +569,7 @@ class Pool:
         if not free:
             return
         self._quitting.update(free)
-        quits = [self._loop.create_task(_quit(c)) for c in free]
+        quits = [self._task(_quit(c)) for c in free]
         try:
             await asyncio.wait(quits)
         finally:
@@ -601,7 +602,7 @@ class Pool:
         except RuntimeError:
             loop = None
         if loop is not None and loop is self._loop:
-            loop.create_task(self._quit_free())
+            self._task(self._quit_free())
             return
         for conn, _ in self._free:   # no loop to wait in: closed at once
             _close_quietly(conn)
@@ -671,6 +672,14 @@ class Pool:
         return _Held(self, conn)
 
     # ------------------------------------------------------------------ internals
+
+    def _task(self, coro: Any) -> asyncio.Task[Any]:
+        """A task of the pool's own (resets, COM_QUITs, connects of a cancelled
+        create_pool()), held until it ends: the loop keeps only weak references."""
+        task = self._loop.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     def _bind_loop(self):
         loop = asyncio.get_running_loop()

@@ -897,7 +897,7 @@ class Connection:
                 if len(cache) >= 512:
                     cache.clear()
                 cache[sql] = doubt
-        if doubt or (self._mode_multi and self._multi_statement(sql)):
+        if doubt or (b";" in sql and self._multi_statement(sql)):
             self._mode_doubt = True
 
     _mode_multi = True      # CLIENT_MULTI_STATEMENTS was agreed (set at connect)

@@ -164,7 +164,7 @@ def _with_mode(conn, build, cursor=None, query=None, confirm=True, with_options=
         if result is None:
             raise _NeedsMode
         return (result, outer) if with_options else result
-    if query is not None and conn._multi_statement(query):
+    if query is not None and b";" in query and conn._multi_statement(query):
         options = _format_options(conn, False, 1)
     else:
         mode = conn._escape_mode()
@@ -408,8 +408,16 @@ class BaseCursor:
                                             query, _normalize_args(args)),
                               query=query, confirm=False)
         if args is not None:
-            sql = _with_mode(conn, partial(_format_query, conn._core_module.format_query,
-                                           query, _normalize_args(args)), self, query)
+            mode = conn._escape_mode()
+            if mode is not None and b";" not in query:
+                # the common case, the mode certain: _with_mode's first branch (an encoder's
+                # nested literal finds the same certain mode)
+                sql = _format_query(conn._core_module.format_query, query,
+                                    _normalize_args(args), _format_options(conn, mode, 0))
+                conn._mode_written = mode
+            else:
+                sql = _with_mode(conn, partial(_format_query, conn._core_module.format_query,
+                                               query, _normalize_args(args)), self, query)
         else:
             sql = query
             conn._mode_written = None

@@ -91,6 +91,9 @@ STATES = {
     "tracking-list-changed": ({}, ["SET session_track_system_variables='autocommit'",
                                    "SET sql_mode='NO_BACKSLASH_ESCAPES'"], True),
     "change-user": ({}, ["change_user"], False),
+    # COM_RESET_CONNECTION (mysqlc.aio's pool on release): the global sql_mode again
+    "session-reset": ({}, ["SET sql_mode='NO_BACKSLASH_ESCAPES'", "CALL ec_set_nbe()",
+                           "reset"], False),
     "tracking-off": ({"session_track": False}, ["CALL ec_set_nbe()"], False),
     "tracking-off-nbe": ({"session_track": False, "sql_mode": "NO_BACKSLASH_ESCAPES"},
                          ["CALL ec_clear_nbe()"], True),
@@ -105,6 +108,8 @@ def _open(conn_kwargs, state, **extra):
         if stmt == "change_user":
             c.change_user(conn_kwargs["user"], conn_kwargs["password"],
                           conn_kwargs["database"])
+        elif stmt == "reset":
+            assert c._reset_session() is True
         else:
             cur.execute(stmt)
             _drain(cur)
@@ -185,7 +190,7 @@ def test_literal_only_statements_after_each_state(server, conn_kwargs, routines,
 
 
 @pytest.mark.parametrize("state", ["certain", "after-call", "tracking-off",
-                                   "tracking-list-changed", "change-user"])
+                                   "tracking-list-changed", "change-user", "session-reset"])
 def test_confirmations_counted(server, conn_kwargs, routines, state):
     """The extra round trips: none while the mode is certain; one SET for the first
     value that needs the mode after an uncertain state; none for values without a
@@ -200,7 +205,7 @@ def test_confirmations_counted(server, conn_kwargs, routines, state):
         for i in range(5):
             cur.execute("INSERT INTO ec_n VALUES (%s)", ("a\\b'%d" % i,))
         after = _sets(cur)
-        if state == "certain":
+        if state in ("certain", "session-reset"):    # the reset's own SET reports it
             assert after == base
         elif state in ("after-call", "change-user"):
             assert after == base + 1               # one confirmation, then certain

@@ -167,7 +167,14 @@ class Connection:
         max_payload: int = 16777216,
         encoding: Optional[str] = "utf-8",
         exact: bool = False,
-    ) -> Optional[int]: ...
+        prepare: Optional[bytes] = None,
+    ) -> Any: ...   # Optional[int]; with `prepare`: (total, statement_id, num_params, num_columns, error)
+    def stmt_prepare_execute(
+        self,
+        sql: Buffer,
+        params: Sequence[Any],
+        encoding: Optional[str] = "utf-8",
+    ) -> tuple[int, int, int, Optional[int], Any, Optional[BaseException]]: ...
     def stmt_close(self, statement_id: int, /) -> None: ...
     # test hooks
     def _start_capture(self) -> None: ...

@@ -1,9 +1,10 @@
 """TLS options, authentication helpers and connection attributes for
 :class:`mysqlc.connections.Connection`.
 
-The transport and the authentication exchange run in the C core (OpenSSL);
-this module only turns the user's options (MySQL's, mysqlclient's and PyMySQL's
-spellings) into the core's arguments.
+The transport and the authentication exchange run in the C core (OpenSSL, or the
+session of an ``ssl.SSLContext`` given as ``ssl=``); this module only turns the
+user's options (MySQL's, mysqlclient's and PyMySQL's spellings) into the core's
+arguments.
 """
 
 import hashlib
@@ -11,7 +12,7 @@ import os
 import platform
 import sys
 
-from .errors import NotSupportedError, OperationalError, ProgrammingError
+from .errors import OperationalError, ProgrammingError
 
 __all__ = ["SSL_MODES", "resolve_tls", "connect_attrs", "load_public_key",
            "client_ed25519"]
@@ -89,11 +90,18 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
 
     Parameters
     ----------
-    ssl : dict or bool, optional
+    ssl : dict, bool or ssl.SSLContext, optional
         mysqlclient's / PyMySQL's dict with keys ``ca``, ``capath``, ``cert``,
         ``key``, ``cipher``, ``check_hostname`` (also ``verify_cert``,
         ``verify_identity``, ``ssl_mode``, ``tls_version``); ``True`` asks for TLS
-        without verification, ``False`` turns TLS off.
+        without verification, ``False`` turns TLS off.  An ``ssl.SSLContext`` (a
+        client context, PyMySQL's and aiomysql's form) is the whole TLS
+        configuration: TLS is required and runs through the context's own session
+        (Python's ``ssl`` module over memory BIOs, src/tls_py.c); its
+        ``verify_mode`` / ``check_hostname`` give the mode (:func:`context_mode`); no
+        other TLS option may be given with it (ProgrammingError) except
+        ``ssl_mode`` not stricter than the context, ``ssl_mode="DISABLED"`` or
+        ``ssl_disabled=True`` (then TLS is off and the context unused).
     ssl_mode : str, optional
         ``DISABLED``, ``PREFERRED``, ``REQUIRED``, ``VERIFY_CA`` or
         ``VERIFY_IDENTITY`` (MySQL's ``--ssl-mode``; case-insensitive).
@@ -116,7 +124,7 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
     dict
         ``ssl_mode`` (int), ``ssl_ca``, ``ssl_capath``, ``ssl_cert``, ``ssl_key``,
         ``ssl_cipher``, ``tls_min_version``, ``tls_max_version``,
-        ``ssl_fingerprint`` (bytes or None).
+        ``ssl_fingerprint`` (bytes or None), ``ssl_context`` (the SSLContext or None).
 
     Notes
     -----
@@ -149,13 +157,15 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
             raise ProgrammingError(0, "unknown key(s) in ssl: %s" % ", ".join(sorted(unknown)))
         opts = dict(ssl)
         want_tls = True
-    elif type(ssl).__module__ == "ssl":   # ssl.SSLContext (PyMySQL's and aiomysql's form)
-        raise NotSupportedError(
-            0, "ssl=%s cannot be used: mysqlc does TLS in its C core with OpenSSL; give "
-            "ssl={'ca': ..., 'cert': ..., 'key': ...} or ssl_mode='VERIFY_IDENTITY' with "
-            "ssl_ca=... instead" % type(ssl).__name__)
+    elif _is_ssl_context(ssl):   # PyMySQL's and aiomysql's form
+        return _context_tls(ssl, ssl_mode=ssl_mode, ssl_disabled=ssl_disabled,
+                            ssl_ca=ssl_ca, ssl_capath=ssl_capath, ssl_cert=ssl_cert,
+                            ssl_key=ssl_key, ssl_cipher=ssl_cipher,
+                            ssl_verify_cert=ssl_verify_cert,
+                            ssl_verify_identity=ssl_verify_identity,
+                            tls_version=tls_version, ssl_fingerprint=ssl_fingerprint)
     else:
-        raise ProgrammingError(0, "ssl must be a dict or a bool")
+        raise ProgrammingError(0, "ssl must be a dict, a bool or an ssl.SSLContext")
     ca = _path(ssl_ca if ssl_ca is not None else opts.get("ca"), "ssl ca")
     capath = _path(ssl_capath if ssl_capath is not None else opts.get("capath"), "ssl capath")
     cert = _path(ssl_cert if ssl_cert is not None else opts.get("cert"), "ssl cert")
@@ -212,7 +222,67 @@ def resolve_tls(ssl=None, ssl_mode=None, ssl_ca=None, ssl_capath=None, ssl_cert=
         tmin, tmax = min(nums), max(nums)
     return {"ssl_mode": level, "ssl_ca": ca, "ssl_capath": capath, "ssl_cert": cert,
             "ssl_key": key, "ssl_cipher": cipher, "tls_min_version": tmin,
-            "tls_max_version": tmax, "ssl_fingerprint": fingerprints}
+            "tls_max_version": tmax, "ssl_fingerprint": fingerprints, "ssl_context": None}
+
+
+def _is_ssl_context(value):
+    # an SSLContext's class comes from the ssl module, which is imported then: no
+    # import of ssl for the other forms
+    mod = sys.modules.get("ssl")
+    return mod is not None and isinstance(value, mod.SSLContext)
+
+
+def context_mode(ctx):
+    """The ``ssl_mode`` an ``ssl.SSLContext`` amounts to, from its own settings:
+    ``verify_mode == CERT_NONE`` is ``REQUIRED`` (encrypted, unverified), else the chain
+    is verified (``VERIFY_CA``; in client mode ``CERT_OPTIONAL`` verifies as
+    ``CERT_REQUIRED``, Python's ssl documentation) and, with ``check_hostname``, the host
+    name too (``VERIFY_IDENTITY``)."""
+    import ssl as _ssl
+    if ctx.verify_mode == _ssl.CERT_NONE:
+        return SSL_MODES["REQUIRED"]
+    if ctx.check_hostname:
+        return SSL_MODES["VERIFY_IDENTITY"]
+    return SSL_MODES["VERIFY_CA"]
+
+
+def _context_tls(ctx, ssl_mode=None, ssl_disabled=None, **others):
+    """resolve_tls for ``ssl=ssl.SSLContext``: the context is the whole TLS
+    configuration (see :func:`resolve_tls`)."""
+    import ssl as _ssl
+    off = {"ssl_mode": SSL_MODES["DISABLED"], "ssl_ca": None, "ssl_capath": None,
+           "ssl_cert": None, "ssl_key": None, "ssl_cipher": None, "tls_min_version": 0,
+           "tls_max_version": 0, "ssl_fingerprint": None, "ssl_context": None}
+    name = None
+    if ssl_mode is not None:
+        name = str(ssl_mode).upper().replace("-", "_")
+        if name not in SSL_MODES:
+            raise ProgrammingError(0, "unknown ssl_mode %r (one of %s)"
+                                   % (ssl_mode, ", ".join(SSL_MODES)))
+    if ssl_disabled or name == "DISABLED":
+        return off   # TLS turned off: the context is not used (PyMySQL's ssl_disabled)
+    given = sorted(k for k, v in others.items() if v is not None)
+    if given:
+        raise ProgrammingError(
+            0, "ssl=ssl.SSLContext is the whole TLS configuration: %s cannot be combined "
+            "with it (set them on the context: load_verify_locations, load_cert_chain, "
+            "set_ciphers, minimum_version / maximum_version, verify_mode, check_hostname)"
+            % ", ".join(given))
+    if ctx.protocol == _ssl.PROTOCOL_TLS_SERVER:
+        raise ProgrammingError(0, "ssl=ssl.SSLContext must be a client context "
+                               "(PROTOCOL_TLS_CLIENT or ssl.create_default_context()), "
+                               "not PROTOCOL_TLS_SERVER")
+    level = context_mode(ctx)
+    if name is not None:
+        asked = SSL_MODES[name]
+        if asked == SSL_MODES["PREFERRED"] or asked > level:
+            what = {SSL_MODES["REQUIRED"]: "verify_mode=CERT_NONE: encrypted, unverified",
+                    SSL_MODES["VERIFY_CA"]: "check_hostname=False: the chain only",
+                    SSL_MODES["VERIFY_IDENTITY"]: "the chain and the host name"}[level]
+            raise ProgrammingError(
+                0, "ssl_mode=%s contradicts the ssl.SSLContext given (%s); an SSLContext "
+                "always requires TLS and verifies as its own settings say" % (name, what))
+    return dict(off, ssl_mode=level, ssl_context=ctx)
 
 
 def load_public_key(value):

@@ -28,6 +28,7 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
+    import ssl as _ssl
     from collections.abc import Callable, Mapping
     from types import TracebackType
 
@@ -333,6 +334,9 @@ def _merge_sources(given, defaults):
     if rdf or rdg:
         sources.append(("option file", _optionfile.connect_options(rdf, rdg)))
     ssl = given["ssl"] if isinstance(given["ssl"], dict) else {}
+    # an ssl.SSLContext given is the whole TLS configuration: files add nothing to it
+    # (PyMySQL reads the files' ssl-* options only into an ssl dict)
+    context = _secure._is_ssl_context(given["ssl"])
     for what, source in sources:
         for key, value in source.items():
             if key not in defaults:
@@ -348,6 +352,8 @@ def _merge_sources(given, defaults):
             if alias is not None and not _unset(merged[alias], defaults[alias]):
                 continue
             if _SSL_DICT_KEY.get(key) in ssl:
+                continue
+            if context and (key.startswith(("ssl_", "tls_")) or key == "ssl"):
                 continue
             merged[key] = value
     return merged
@@ -486,11 +492,20 @@ class Connection:
     long_data_threshold : int, default 1048576
         str/bytes parameters of prepared statements longer than this (bytes or
         characters) are sent with COM_STMT_SEND_LONG_DATA.
-    ssl : dict or bool, optional
+    ssl : dict, bool or ssl.SSLContext, optional
         TLS options as mysqlclient and PyMySQL take them: ``ca``, ``capath``,
         ``cert``, ``key``, ``cipher``, ``check_hostname``; ``True``: TLS required,
         unverified; ``False``: no TLS; see
-        :func:`mysqlc._secure.resolve_tls` for how they choose the mode.
+        :func:`mysqlc._secure.resolve_tls` for how they choose the mode.  An
+        ``ssl.SSLContext`` (PyMySQL's and aiomysql's form, e.g.
+        ``ssl.create_default_context(cafile=...)``): TLS is required and runs
+        through the context itself (Python's ``ssl`` over memory BIOs), which
+        verifies as its ``verify_mode`` and ``check_hostname`` say, with SNI and the
+        host-name check for `host`; the other ``ssl_*`` options, ``tls_version``
+        and ``ssl_fingerprint`` cannot be combined with it (ProgrammingError), and
+        option files add no TLS option to it.  A verification failure is
+        OperationalError 2026 "SSL connection error: certificate verify failed:
+        <reason>".
     ssl_mode : str, optional
         ``DISABLED``, ``PREFERRED``, ``REQUIRED``, ``VERIFY_CA``,
         ``VERIFY_IDENTITY`` (MySQL's names).  Default without any TLS option:
@@ -613,7 +628,7 @@ class Connection:
                  local_infile: bool = False,
                  local_infile_dir: Optional[str] = None, prepared_cache_size: int = 64,
                  long_data_threshold: int = 1 << 20,
-                 ssl: Union[Mapping[str, Any], bool, None] = None,
+                 ssl: Union[Mapping[str, Any], bool, _ssl.SSLContext, None] = None,
                  ssl_mode: Optional[str] = None, ssl_ca: Optional[str] = None,
                  ssl_capath: Optional[str] = None, ssl_cert: Optional[str] = None,
                  ssl_key: Optional[str] = None,

@@ -72,6 +72,9 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(c->infile_exc);
     Py_VISIT(c->on_abandon);
     Py_VISIT(c->pyio);
+    Py_VISIT(c->pytls);
+    Py_VISIT(c->pytls_in);
+    Py_VISIT(c->pytls_out);
     Py_VISIT(c->meta_cache);
     Py_VISIT(c->connect_attrs);
     Py_VISIT(c->description);
@@ -96,6 +99,7 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->infile_exc);
     Py_CLEAR(c->on_abandon);
     Py_CLEAR(c->pyio);
+    mc_pytls_free(c);
     mc_engine_api_free(c);
     Py_CLEAR(c->meta_cache);
     Py_CLEAR(c->last_error);
@@ -120,7 +124,7 @@ static void say_goodbye(mc_conn *c) {
 static void Conn_dealloc(mc_conn *c) {
     PyTypeObject *tp = Py_TYPE(c);
     PyObject_GC_UnTrack(c);
-    if (c->fd >= 0 && !c->ssl && !c->compress && (c->state == ST_IDLE || c->state == ST_CURSOR))
+    if (c->fd >= 0 && !MC_TLS_ON(c) && !c->compress && (c->state == ST_IDLE || c->state == ST_CURSOR))
         say_goodbye(c);   /* dropped without close(): still COM_QUIT, without blocking */
     mc_conn_close_socket(c);
     if (c->ssl_ctx) { SSL_CTX_free(c->ssl_ctx); c->ssl_ctx = NULL; }
@@ -201,7 +205,7 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
                              "server_public_key", "allow_public_key_request",
                              "allow_cleartext", "compress", "attrs", "auth_plugins",
                              "local_files", "server_hostname", "ssl_fingerprint",
-                             "session_track", "transport", NULL};
+                             "session_track", "transport", "ssl_context", NULL};
     const char *host = NULL, *unix_socket = NULL;
     int port = 3306;
     unsigned int collation = 45;
@@ -215,8 +219,8 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     const char *server_hostname = NULL;
     PyObject *fingerprints = Py_None;
     int session_track = 1;
-    PyObject *transport = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOpzOpO", kwlist,
+    PyObject *transport = Py_None, *ssl_context = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|ziz$OOOIkOOOizzzzzii" "OpppOOpzOpOO", kwlist,
                                      &host, &port, &unix_socket, &user, &password, &database,
                                      &collation, &client_flag, &ct, &rt, &wt,
                                      &o.tls.mode, &o.tls.ca, &o.tls.capath, &o.tls.cert,
@@ -224,7 +228,7 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
                                      &o.tls.max_version, &pubkey, &allow_req, &allow_clear,
                                      &compress, &attrs, &plugins, &local_files,
                                      &server_hostname, &fingerprints, &session_track,
-                                     &transport))
+                                     &transport, &ssl_context))
         return NULL;
     /* ssl_fingerprint: SHA-256 digests, 32 bytes each, concatenated (mysqlc._secure) */
     if (fingerprints != Py_None) {
@@ -244,6 +248,25 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
     if (o.tls.mode < MC_SSL_DISABLED || o.tls.mode > MC_SSL_VERIFY_IDENTITY) {
         PyErr_Format(PyExc_ValueError, "ssl_mode must be 0..4, not %d", o.tls.mode);
         return NULL;
+    }
+    /* ssl_context: an ssl.SSLContext whose session carries TLS (tls_py.c); it is the
+       whole TLS configuration, and ssl_mode is what it verifies (mysqlc._secure) */
+    if (ssl_context != Py_None) {
+        if (o.tls.mode < MC_SSL_REQUIRED) {
+            PyErr_SetString(PyExc_ValueError, "ssl_context needs ssl_mode 2..4 (REQUIRED or stricter)");
+            return NULL;
+        }
+        if (o.tls.ca || o.tls.capath || o.tls.cert || o.tls.key || o.tls.cipher ||
+            o.tls.min_version || o.tls.max_version || o.tls.n_fingerprints) {
+            PyErr_SetString(PyExc_ValueError, "ssl_context cannot be combined with the other "
+                            "ssl options (they belong to the context)");
+            return NULL;
+        }
+        if (!PyObject_HasAttrString(ssl_context, "wrap_bio")) {
+            PyErr_SetString(PyExc_TypeError, "ssl_context must be an ssl.SSLContext");
+            return NULL;
+        }
+        o.ssl_context = ssl_context;
     }
     if (pubkey != Py_None && !PyBytes_Check(pubkey)) {
         PyErr_SetString(PyExc_TypeError, "server_public_key must be bytes (PEM) or None");
@@ -847,14 +870,17 @@ static int set_use_unicode(mc_conn *c, PyObject *v, void *x) {
 }
 
 static PyObject *get_tls_verified_by(mc_conn *c, void *x) {
-    if (!c->ssl || !c->tls.verified_by) Py_RETURN_NONE;
+    if (!MC_TLS_ON(c) || !c->tls.verified_by) Py_RETURN_NONE;
     return PyUnicode_FromString(c->tls.verified_by);
 }
 static PyObject *get_tls_peer_fingerprint(mc_conn *c, void *x) {
-    if (!c->ssl || !c->tls.have_fp) Py_RETURN_NONE;
+    if (!MC_TLS_ON(c) || !c->tls.have_fp) Py_RETURN_NONE;
     return PyBytes_FromStringAndSize((const char *)c->tls.fp, 32);
 }
-static PyObject *get_tls_info(mc_conn *c, void *x) { return mc_tls_info(c->ssl, &c->tls); }   /* tls.c */
+static PyObject *get_tls_info(mc_conn *c, void *x) {   /* tls.c, tls_py.c */
+    if (c->pytls) return mc_pytls_info(c);
+    return mc_tls_info(c->ssl, &c->tls);
+}
 
 static PyGetSetDef Conn_getset[] = {
     {"tls_verified_by", (getter)get_tls_verified_by, NULL,

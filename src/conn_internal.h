@@ -127,6 +127,9 @@ struct mc_conn_s {
     /* TLS */
     SSL_CTX *ssl_ctx;
     SSL *ssl;
+    /* or TLS through a Python ssl.SSLContext (connect(ssl=ctx), tls_py.c): the session
+       (ssl.SSLObject) and its two ssl.MemoryBIO objects; NULL otherwise */
+    PyObject *pytls, *pytls_in, *pytls_out;
     mc_tls_status tls;     /* how the certificate was verified (tls.c, session.c) */
     /* compressed protocol (CLIENT_COMPRESS): raw frames are read into zbuf */
     int compress;
@@ -195,6 +198,7 @@ typedef struct {
 /* conn.c -> session.c / transport.c: the connect() options the handshake uses */
 typedef struct {
     mc_tls_opts tls;
+    PyObject *ssl_context;   /* ssl.SSLContext (borrowed) whose session runs TLS, or NULL */
     const char *host;
     double connect_timeout;
     unsigned collation;
@@ -248,6 +252,24 @@ int mc_conn_check_signals(mc_conn *c);
 void mc_conn_abandoned(mc_conn *c);
 void mc_engine_tls_start(mc_conn *c, SSL *ssl);
 int mc_engine_tls_handshake(mc_conn *c);
+int mc_engine_plain_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *room);
+int mc_engine_plain_received(mc_conn *c, size_t n);
+
+/* TLS is on: an OpenSSL session of our own (tls.c) or a Python one (tls_py.c) */
+#define MC_TLS_ON(c) ((c)->ssl != NULL || (c)->pytls != NULL)
+
+/* tls_py.c: TLS through a Python ssl.SSLContext, over ssl.MemoryBIO objects */
+#define MC_PYTLS_EOF (-2)
+int mc_pytls_start(mc_conn *c, PyObject *ctx, const char *host, int mode);
+int mc_pytls_handshake(mc_conn *c);
+int mc_pytls_done(mc_conn *c);
+int mc_pytls_feed(mc_conn *c, const unsigned char *data, size_t n);
+int mc_pytls_read(mc_conn *c, unsigned char *dst, size_t room);
+int mc_pytls_encrypt(mc_conn *c, const unsigned char *src, size_t n);
+int mc_pytls_take_out(mc_conn *c, mc_writer *w);
+int mc_pytls_pending_out(mc_conn *c);
+void mc_pytls_free(mc_conn *c);
+PyObject *mc_pytls_info(mc_conn *c);
 int mc_engine_wire_out(mc_conn *c, const unsigned char **buf, size_t *len);
 void mc_engine_wire_sent(mc_conn *c);
 int mc_conn_send(mc_conn *c, const unsigned char *prefix, size_t plen, const unsigned char *data, size_t dlen);

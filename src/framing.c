@@ -148,11 +148,17 @@ static int plain_received(mc_conn *c, size_t n) {
     return 0;
 }
 
+int mc_engine_plain_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *room) {
+    return plain_buffer(c, min, dst, room);
+}
+
+int mc_engine_plain_received(mc_conn *c, size_t n) { return plain_received(c, n); }
+
 /* Where the transport puts received bytes: room for at least `min` bytes at *dst, *room
    bytes in all (under TLS a scratch buffer for the records; else the plain stream's
    buffer).  mc_engine_received() then says how many it wrote.  0 or -1. */
 int mc_engine_recv_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *room) {
-    if (c->ssl) {
+    if (MC_TLS_ON(c)) {
         size_t want = min > RBUF_INITIAL ? min : RBUF_INITIAL;
         c->tin.len = 0;
         if (mc_writer_reserve(&c->tin, want) < 0) return -1;
@@ -165,7 +171,7 @@ int mc_engine_recv_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *r
 
 /* n bytes were written at the place mc_engine_recv_buffer() gave.  0 or -1. */
 int mc_engine_received(mc_conn *c, size_t n) {
-    if (c->ssl) return tls_received(c, c->tin.buf, n);
+    if (MC_TLS_ON(c)) return tls_received(c, c->tin.buf, n);
     return plain_received(c, n);
 }
 
@@ -190,7 +196,12 @@ int mc_engine_feed(mc_conn *c, const unsigned char *data, size_t len) {
    BIO and decrypted at once into the plain stream (so no plaintext ever waits inside
    OpenSSL: what is complete is in rbuf), and c->out is encrypted into c->wout when the
    transport asks for the bytes to write (mc_engine_wire_out).  One implementation for
-   every transport; tls.c makes the session and owns the verification policy. */
+   every transport; tls.c makes the session and owns the verification policy.
+
+   The session is OpenSSL's (c->ssl, made by tls.c from the ssl options), or with
+   connect(ssl=ssl.SSLContext) Python's (c->pytls: an ssl.SSLObject over ssl.MemoryBIO
+   objects, tls_py.c, whose context owns the verification); the functions below take
+   whichever the connection has, at the same points. */
 
 static int tls_failed(mc_conn *c, const char *what) {
     char msg[512];
@@ -210,6 +221,19 @@ static int tls_pump(mc_conn *c) {
         size_t room;
         if (plain_buffer(c, 16384 + 512, &dst, &room) < 0) return -1;
         int r, want = room > INT32_MAX ? INT32_MAX : (int)room;
+        if (c->pytls) {
+            r = mc_pytls_read(c, dst, (size_t)want);
+            if (r > 0) {
+                if (plain_received(c, (size_t)r) < 0) return -1;
+                continue;
+            }
+            if (r == 0) return 0;
+            if (r == MC_PYTLS_EOF) {
+                mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
+                              "Lost connection to server %s", LOST_AT(c));
+            }
+            return -1;
+        }
         SSL *ssl = c->ssl;
         ERR_clear_error();
         Py_BEGIN_ALLOW_THREADS   /* decryption: no Python objects involved */
@@ -232,6 +256,10 @@ static int tls_pump(mc_conn *c) {
 }
 
 static int tls_received(mc_conn *c, const unsigned char *data, size_t n) {
+    if (c->pytls) {
+        if (mc_pytls_feed(c, data, n) < 0) return -1;
+        return tls_pump(c);
+    }
     size_t off = 0;
     while (off < n) {
         int k = BIO_write(SSL_get_rbio(c->ssl), data + off,
@@ -255,6 +283,11 @@ void mc_engine_tls_start(mc_conn *c, SSL *ssl) {
    MC_NEED when the server's next bytes are needed (after writing mc_engine_wire_out()'s),
    -1 with OperationalError 2026 and the stream closed. */
 int mc_engine_tls_handshake(mc_conn *c) {
+    if (c->pytls) {
+        int r = mc_pytls_handshake(c);
+        if (r != 0) return r;
+        return tls_pump(c) < 0 ? -1 : 0;
+    }
     int rc;
     SSL *ssl = c->ssl;
     ERR_clear_error();
@@ -279,9 +312,26 @@ int mc_engine_tls_handshake(mc_conn *c) {
 /* The bytes to write now: c->out as it is, or under TLS c->out encrypted (and any
    handshake records) in c->wout.  Then mc_engine_wire_sent().  0 or -1. */
 int mc_engine_wire_out(mc_conn *c, const unsigned char **buf, size_t *len) {
-    if (!c->ssl) {
+    if (!MC_TLS_ON(c)) {
         *buf = c->out.buf;
         *len = c->out.len;
+        return 0;
+    }
+    if (c->pytls) {
+        size_t off = 0;
+        while (c->out.len && !c->tls_handshaking && off < c->out.len) {
+            size_t k = c->out.len - off;
+            if (k > (1u << 20)) k = 1u << 20;
+            int r = mc_pytls_encrypt(c, c->out.buf + off, k);
+            if (r < 0) return -1;
+            off += (size_t)r;
+            /* records leave the BIO as they are made: it holds at most ~1 MiB */
+            if (mc_pytls_take_out(c, &c->wout) < 0) return -1;
+        }
+        if (!c->tls_handshaking) c->out.len = 0;
+        if (mc_pytls_take_out(c, &c->wout) < 0) return -1;
+        *buf = c->wout.buf;
+        *len = c->wout.len;
         return 0;
     }
     if (c->out.len && !c->tls_handshaking) {
@@ -317,7 +367,7 @@ int mc_engine_wire_out(mc_conn *c, const unsigned char **buf, size_t *len) {
 
 /* What mc_engine_wire_out() gave was written (or dropped). */
 void mc_engine_wire_sent(mc_conn *c) {
-    if (c->ssl) {
+    if (MC_TLS_ON(c)) {
         c->wout.len = 0;
         if (c->wout.cap > RBUF_KEEP) {
             mc_writer_free(&c->wout);
@@ -642,6 +692,7 @@ void mc_conn_close_socket(mc_conn *c) {
         SSL_free(c->ssl);   /* no close_notify: the stream is going away */
         c->ssl = NULL;
     }
+    mc_pytls_free(c);
     if (c->io && c->io->close) c->io->close(c);
     c->state = ST_IDLE;
 }

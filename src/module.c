@@ -97,6 +97,8 @@ static int mc_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->Decimal); Py_VISIT(st->empty_str); Py_VISIT(st->empty_bytes);
     Py_VISIT(st->ConnectionType); Py_VISIT(st->param_adapter);
     Py_VISIT(st->StoreType);
+    Py_VISIT(st->ssl_MemoryBIO); Py_VISIT(st->ssl_WantRead); Py_VISIT(st->ssl_ZeroReturn);
+    Py_VISIT(st->ssl_CertVerify); Py_VISIT(st->ssl_Error);
     return 0;
 }
 
@@ -110,6 +112,8 @@ static int mc_clear(PyObject *module) {
     Py_CLEAR(st->Decimal); Py_CLEAR(st->empty_str); Py_CLEAR(st->empty_bytes);
     Py_CLEAR(st->ConnectionType); Py_CLEAR(st->param_adapter);
     Py_CLEAR(st->StoreType);
+    Py_CLEAR(st->ssl_MemoryBIO); Py_CLEAR(st->ssl_WantRead); Py_CLEAR(st->ssl_ZeroReturn);
+    Py_CLEAR(st->ssl_CertVerify); Py_CLEAR(st->ssl_Error);
     return 0;
 }
 

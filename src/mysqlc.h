@@ -142,6 +142,8 @@ typedef struct {
     PyTypeObject *ConnectionType;
     PyObject *param_adapter;     /* mysqlc.converters._adapt_param, fetched on first use */
     PyTypeObject *StoreType;     /* store.c */
+    /* Python's ssl module, loaded on the first connect(ssl_context=...) (tls_py.c) */
+    PyObject *ssl_MemoryBIO, *ssl_WantRead, *ssl_ZeroReturn, *ssl_CertVerify, *ssl_Error;
 } mc_state;
 
 mc_state *mc_state_from_type(PyTypeObject *tp);
@@ -234,8 +236,9 @@ SSL *mc_tls_session(mc_state *st, SSL_CTX *ctx, const char *host, const mc_tls_o
 int mc_tls_session_done(mc_state *st, SSL *ssl, const mc_tls_opts *o, mc_tls_status *out);
 PyObject *mc_tls_handshake_error(mc_state *st, SSL *ssl, int err);
 void mc_tls_errors(char *buf, size_t cap);
-/* None (ssl NULL) or {'version', 'cipher', 'verified', 'hostname'}; new reference */
+/* None (ssl NULL) or {'version', 'cipher', 'verified', 'verified_by'}; new reference */
 PyObject *mc_tls_info(SSL *ssl, const mc_tls_status *st);
+PyObject *mc_tls_info_dict(const char *version, const char *cipher, const mc_tls_status *st);
 
 /* ---- auth.c ---- */
 /* mysql_native_password scramble: out 20 bytes. Returns 0 or -1 with exception. */

@@ -22,7 +22,7 @@
    password. */
 int mc_secure_transport(mc_conn *c) {
     if (!c->secure) return 0;
-    if (!c->ssl) return 1;                    /* a unix socket */
+    if (!MC_TLS_ON(c)) return 1;              /* a unix socket */
     if (c->tls.deferred) return 0;            /* the certificate awaits the password proof */
     /* TLS: a verified peer, or TLS the user asked for (REQUIRED or stricter), as before
        TLS became the default.  Under the default PREFERRED an unverified certificate may
@@ -707,7 +707,7 @@ int mc_handshake_step(mc_conn *c, mc_handshake *h) {
         mc_conn_close_socket(c);   /* a refused login ends the connection */
         return -1;
     }
-    if (c->ssl && tls_password_proof(c, h) < 0) return -1;
+    if (MC_TLS_ON(c) && tls_password_proof(c, h) < 0) return -1;
     Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(h->a.plugin));
     if (!c->auth_plugin_name) return -1;
     c->state = ST_IDLE;

@@ -272,10 +272,14 @@ PyObject *mc_tls_handshake_error(mc_state *st, SSL *ssl, int err) {
  * New reference, or NULL with an exception. */
 PyObject *mc_tls_info(SSL *ssl, const mc_tls_status *st) {
     if (!ssl) Py_RETURN_NONE;
+    return mc_tls_info_dict(SSL_get_version(ssl), SSL_get_cipher_name(ssl), st);
+}
+
+/* The dict of mc_tls_info() from the session's protocol version and cipher names (either
+   TLS implementation: tls_py.c gives Python's SSLObject.version() / cipher()). */
+PyObject *mc_tls_info_dict(const char *version, const char *cipher, const mc_tls_status *st) {
     const char *by = st->verified_by;
     if (by && !strcmp(by, "ca") && st->mode >= MC_SSL_VERIFY_IDENTITY) by = "ca+hostname";
-    const char *version = SSL_get_version(ssl);
-    const char *cipher = SSL_get_cipher_name(ssl);
     PyObject *vb = by ? PyUnicode_FromString(by) : Py_NewRef(Py_None);
     if (!vb) return NULL;
     return Py_BuildValue("{s:s,s:s,s:O,s:N}", "version", version ? version : "",

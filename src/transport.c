@@ -305,13 +305,19 @@ int mc_open_socket(mc_conn *c, const char *host, int port, const char *unix_path
 static int blocking_flush(mc_conn *c);
 
 int mc_start_tls(mc_conn *c, const connect_opts *o) {
-    if (!c->ssl_ctx) {
-        c->ssl_ctx = mc_tls_context(c->st, &o->tls);
-        if (!c->ssl_ctx) { mc_conn_close_socket(c); return -1; }
+    if (o->ssl_context) {
+        /* connect(ssl=ssl.SSLContext): Python's session over memory BIOs (tls_py.c),
+           driven by the same handshake loop below */
+        if (mc_pytls_start(c, o->ssl_context, o->host, o->tls.mode) < 0) return -1;
+    } else {
+        if (!c->ssl_ctx) {
+            c->ssl_ctx = mc_tls_context(c->st, &o->tls);
+            if (!c->ssl_ctx) { mc_conn_close_socket(c); return -1; }
+        }
+        SSL *ssl = mc_tls_session(c->st, c->ssl_ctx, o->host, &o->tls, &c->tls);
+        if (!ssl) { mc_conn_close_socket(c); return -1; }
+        mc_engine_tls_start(c, ssl);
     }
-    SSL *ssl = mc_tls_session(c->st, c->ssl_ctx, o->host, &o->tls, &c->tls);
-    if (!ssl) { mc_conn_close_socket(c); return -1; }
-    mc_engine_tls_start(c, ssl);
     if (c->io != &mc_socket_io) {
         /* another transport: its fill() writes the records and waits for the server's,
            bounded by the read timeout (connect_timeout during the handshake) */
@@ -360,7 +366,9 @@ int mc_start_tls(mc_conn *c, const connect_opts *o) {
         return -1;
     }
 verified:
-    if (mc_tls_session_done(c->st, c->ssl, &o->tls, &c->tls) < 0) {
+    if (c->pytls) {
+        if (mc_pytls_done(c) < 0) return -1;
+    } else if (mc_tls_session_done(c->st, c->ssl, &o->tls, &c->tls) < 0) {
         PyObject *et, *ev, *tb;
         PyErr_Fetch(&et, &ev, &tb);
         mc_conn_close_socket(c);

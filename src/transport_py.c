@@ -111,10 +111,12 @@ static int py_flush(mc_conn *c) {
 }
 
 /* Bytes for the server not written yet: the packets in c->out, the records in c->wout,
-   or (under TLS) records OpenSSL made that are still in the session's write BIO -- the
-   TLS handshake's ClientHello and Finished are only there. */
+   or (under TLS) records the session made that are still in its write BIO (OpenSSL's, or
+   the outgoing ssl.MemoryBIO of a Python session) -- the TLS handshake's ClientHello and
+   Finished are only there. */
 static int wire_pending(mc_conn *c) {
-    return c->out.len || c->wout.len || (c->ssl && BIO_ctrl_pending(SSL_get_wbio(c->ssl)));
+    return c->out.len || c->wout.len || (c->ssl && BIO_ctrl_pending(SSL_get_wbio(c->ssl))) ||
+           (c->pytls && mc_pytls_pending_out(c));
 }
 
 static int py_fill(mc_conn *c) {

@@ -18,7 +18,7 @@ import warnings
 import weakref
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, overload
 
-from .. import connections as _connections
+from .. import _secure, connections as _connections
 from ..errors import (
     Error, InterfaceError, NotSupportedError, OperationalError, ProgrammingError,
 )
@@ -129,8 +129,11 @@ class Connection(_connections.Connection):
         Do not connect until :meth:`connect` is called.
     ssl, ssl_ca, ssl_cert, ssl_key, ssl_verify_cert, ssl_verify_identity, ssl_disabled
         As PyMySQL; with none of them TLS is used when the server offers it
-        (PyMySQL's PREFERRED mode).  An ``ssl.SSLContext`` cannot be used by the
-        C core: NotSupportedError.
+        (PyMySQL's PREFERRED mode).  An ``ssl.SSLContext`` is used as PyMySQL uses
+        it: TLS is required and the context's session carries it, verifying as the
+        context says, with the host connected to as ``server_hostname``;
+        ``ssl_ca``/``ssl_cert``/``ssl_key`` or a true ``ssl_verify_*`` given with it
+        raise ProgrammingError (PyMySQL silently replaces the context by them).
     compress : bool
         Supported (PyMySQL raises NotImplementedError).
     binary_prefix : bool
@@ -231,10 +234,16 @@ class Connection(_connections.Connection):
                             ("auth_plugin_map", auth_plugin_map or None)):
             if value is not None:
                 raise NotSupportedError(0, "the %s option is not supported by mysqlc" % name)
-        if ssl is not None and not isinstance(ssl, (dict, bool)):
-            raise NotSupportedError(
-                0, "ssl must be a dict of options (ca, cert, key, ...): the C core "
-                "cannot use an ssl.SSLContext")
+        context = _secure._is_ssl_context(ssl)
+        if ssl is not None and not isinstance(ssl, (dict, bool)) and not context:
+            raise ProgrammingError(0, "ssl must be an ssl.SSLContext, a dict of options "
+                                   "(ca, cert, key, ...) or a bool, not %s"
+                                   % type(ssl).__name__)
+        if context:
+            # PyMySQL's rule: the switches count only when true (it builds a dict from
+            # them instead of the context then; mysqlc refuses the mix: ProgrammingError)
+            ssl_verify_cert = ssl_verify_cert or None
+            ssl_verify_identity = ssl_verify_identity or None
         tls_given = (ssl or ssl_ca or ssl_cert or ssl_key or ssl_verify_cert
                      or ssl_verify_identity or ssl_disabled
                      or any(options.get(k) for k in _TLS_KEYWORDS))
@@ -270,7 +279,7 @@ class Connection(_connections.Connection):
             multi_statements=False, cursorclass=cursorclass, conv=conv,
             use_unicode=use_unicode, binary_prefix=False,
             local_infile=local_infile,
-            ssl=ssl if isinstance(ssl, dict) or ssl is False else None,
+            ssl=ssl if isinstance(ssl, dict) or ssl is False or context else None,
             ssl_ca=ssl_ca, ssl_cert=ssl_cert, ssl_key=ssl_key,
             ssl_verify_cert=ssl_verify_cert, ssl_verify_identity=ssl_verify_identity,
             ssl_disabled=ssl_disabled, compress=bool(compress),

@@ -57,6 +57,86 @@ def test_resolve_tls_rejects(kwargs):
         _secure.resolve_tls(**kwargs)
 
 
+def _contexts():
+    import ssl
+    default = ssl.create_default_context()          # CERT_REQUIRED + check_hostname
+    chain = ssl.create_default_context()
+    chain.check_hostname = False                     # the chain only
+    none = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    none.check_hostname = False
+    none.verify_mode = ssl.CERT_NONE                 # encrypted, unverified
+    optional = ssl.create_default_context()
+    optional.check_hostname = False
+    optional.verify_mode = ssl.CERT_OPTIONAL         # verifies in client mode
+    return {"default": default, "chain": chain, "none": none, "optional": optional}
+
+
+@pytest.mark.parametrize("name, mode", [
+    ("default", VERIFY_IDENTITY), ("chain", VERIFY_CA), ("none", REQUIRED),
+    ("optional", VERIFY_CA)])
+def test_resolve_tls_ssl_context_mode(name, mode):
+    """ssl=ssl.SSLContext: the context's verify_mode / check_hostname give the mode, the
+    context goes to the core, no other TLS option does."""
+    ctx = _contexts()[name]
+    r = _secure.resolve_tls(ssl=ctx)
+    assert r["ssl_mode"] == mode and r["ssl_context"] is ctx
+    assert all(r[k] is None for k in ("ssl_ca", "ssl_capath", "ssl_cert", "ssl_key",
+                                      "ssl_cipher", "ssl_fingerprint"))
+    assert r["tls_min_version"] == r["tls_max_version"] == 0
+    # an ssl_mode not stricter than the context is accepted and changes nothing
+    assert _secure.resolve_tls(ssl=ctx, ssl_mode="REQUIRED")["ssl_mode"] == mode
+
+
+def test_resolve_tls_ssl_context_turned_off():
+    ctx = _contexts()["default"]
+    for kw in ({"ssl_disabled": True}, {"ssl_mode": "DISABLED"}, {"ssl_mode": "disabled"}):
+        r = _secure.resolve_tls(ssl=ctx, **kw)
+        assert r["ssl_mode"] == DISABLED and r["ssl_context"] is None
+    assert _secure.resolve_tls(ssl={"ca": "/a"})["ssl_context"] is None
+
+
+@pytest.mark.parametrize("name, kwargs, words", [
+    ("default", {"ssl_ca": "/ca.pem"}, "ssl_ca"),
+    ("default", {"ssl_cert": "/c.pem", "ssl_key": "/k.pem"}, "ssl_cert, ssl_key"),
+    ("default", {"ssl_cipher": "AES128-SHA"}, "ssl_cipher"),
+    ("default", {"tls_version": "TLSv1.3"}, "tls_version"),
+    ("default", {"ssl_fingerprint": "ab" * 32}, "ssl_fingerprint"),
+    ("default", {"ssl_verify_identity": True}, "ssl_verify_identity"),
+    ("default", {"ssl_mode": "PREFERRED"}, "contradicts"),
+    ("none", {"ssl_mode": "VERIFY_CA"}, "CERT_NONE"),
+    ("chain", {"ssl_mode": "VERIFY_IDENTITY"}, "check_hostname=False"),
+    ("default", {"ssl_mode": "bogus"}, "unknown ssl_mode"),
+])
+def test_resolve_tls_ssl_context_rejects(name, kwargs, words):
+    """Nothing is silently dropped or weakened: options that belong to the context, or a
+    mode stricter than (or weaker than TLS-required) the context, are ProgrammingError."""
+    with pytest.raises(mysqlc.ProgrammingError) as info:
+        _secure.resolve_tls(ssl=_contexts()[name], **kwargs)
+    assert words in info.value.args[1], info.value.args
+
+
+def test_resolve_tls_ssl_context_server_side_refused():
+    import ssl
+    with pytest.raises(mysqlc.ProgrammingError) as info:
+        _secure.resolve_tls(ssl=ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER))
+    assert "client context" in info.value.args[1]
+
+
+def test_core_refuses_ssl_context_with_other_options():
+    """The C core's own checks of connect(ssl_context=...) (no server needed: they run
+    before any socket is opened)."""
+    from mysqlc import _core
+    ctx = _contexts()["default"]
+    for kw, exc in (({"ssl_mode": PREFERRED}, ValueError),
+                    ({"ssl_mode": VERIFY_IDENTITY, "ssl_ca": "/ca.pem"}, ValueError),
+                    ({"ssl_mode": VERIFY_IDENTITY, "tls_min_version": 0x0304}, ValueError)):
+        with pytest.raises(exc):
+            _core.Connection().connect(host="127.0.0.1", port=1, ssl_context=ctx, **kw)
+    with pytest.raises(TypeError):
+        _core.Connection().connect(host="127.0.0.1", port=1, ssl_mode=REQUIRED,
+                                   ssl_context=object())
+
+
 def test_connect_attrs():
     a = _secure.connect_attrs("myprog", {"team": 7})
     assert a["_client_name"] == "mysqlc"

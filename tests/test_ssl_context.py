@@ -219,6 +219,36 @@ def test_check_hostname_checks_the_host_connected_to(certs, cert, host, check_ho
         assert "mismatch" in err.args[1].lower(), err.args
 
 
+@pytest.mark.parametrize("host, sni", [("localhost", "localhost"), ("127.0.0.1", None)])
+def test_sni_is_the_host_connected_to(certs, host, sni):
+    """SNI carries the host name given (PyMySQL's server_hostname=self.host), never an IP
+    address (RFC 6066; Python's ssl sends none for one)."""
+    names = []
+
+    def script(peer):
+        peer.send(handshake_v10(os.urandom(20).replace(b"\x00", b"\x01"),
+                                caps=FULL_CAPS | CLIENT_SSL), seq=0)
+        peer.recv()                                   # the SSLRequest
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(certs.server_cert, certs.server_key)
+        ctx.sni_callback = lambda obj, name, c: names.append(name)
+        peer.sock = ctx.wrap_socket(peer.sock, server_side=True)
+        peer.tls = True
+        peer.recv()                                   # the handshake response
+        peer.send(b"\x00\x00\x00\x02\x00\x00\x00")
+        try:
+            peer.recv_command()
+        except (PeerClosed, ssl.SSLError, OSError):
+            pass
+
+    srv = TlsServer(script)
+    ctx = verifying(certs)
+    mysqlc.connect(host=host, port=srv.port, user=USER.decode(), password=PASSWORD,
+                   connect_timeout=10, autocommit=None, protocol="tcp", ssl=ctx).close()
+    srv.check()
+    assert names == [sni]
+
+
 def _clear_password_peer(peer):
     """TLS, then AuthSwitchRequest to mysql_clear_password: what the client answers."""
     peer.greet()

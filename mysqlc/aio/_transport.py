@@ -5,7 +5,8 @@ into the engine's receive space (``Connection._transport_buffer``: a memoryview 
 C buffer, no copy per chunk) and reports the count (``_transport_received``); TLS records
 and compressed frames are decoded by the engine itself, so TLS here is the same OpenSSL
 code, options and verification as the blocking socket (docs/architecture.md, "TLS inside
-the engine").  The engine calls :meth:`wait` when it needs bytes and :meth:`write` when it
+the engine"), or with ``ssl=ssl.SSLContext`` the same session of the context's
+(src/tls_py.c): this stream carries ciphertext either way.  The engine calls :meth:`wait` when it needs bytes and :meth:`write` when it
 has bytes for the server; both switch out of the connection's greenlet with a future the
 runner awaits (:mod:`mysqlc.aio._runner`).  Status codes are those of
 ``src/transport_py.c``: 0 done, 1 timed out, 2 end of stream, 3 error (``errno``).

@@ -465,7 +465,7 @@ def test_pymysql_flavour_takes_the_context(kw, certs):
 
 
 @server_test
-@pytest.mark.sync_only("SQLAlchemy's sync engine; the asyncio dialect runs below on its own loop")
+@pytest.mark.sync_only("SQLAlchemy's sync engine")
 def test_sqlalchemy_connect_args(kw, certs):
     sa = pytest.importorskip("sqlalchemy")
     url = "mariadb+mysqlc://%s:%s@127.0.0.1:%d/%s" % (kw["user"], kw["password"],
@@ -477,7 +477,16 @@ def test_sqlalchemy_connect_args(kw, certs):
             assert row[1]
     finally:
         engine.dispose()
+
+
+@server_test
+@pytest.mark.sync_only("SQLAlchemy's asyncio engine on an event loop of its own")
+def test_sqlalchemy_aio_connect_args(kw, certs):
+    # "aio" in the name: the sanitizer run leaves greenlet-based tests out
+    sa = pytest.importorskip("sqlalchemy")
     from sqlalchemy.ext.asyncio import create_async_engine
+    url = "mariadb+mysqlc://%s:%s@127.0.0.1:%d/%s" % (kw["user"], kw["password"],
+                                                      kw["port"], kw["database"])
 
     async def main():
         aengine = create_async_engine(url, connect_args={"ssl": verifying(certs)})

@@ -252,8 +252,6 @@ int mc_conn_check_signals(mc_conn *c);
 void mc_conn_abandoned(mc_conn *c);
 void mc_engine_tls_start(mc_conn *c, SSL *ssl);
 int mc_engine_tls_handshake(mc_conn *c);
-int mc_engine_plain_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *room);
-int mc_engine_plain_received(mc_conn *c, size_t n);
 
 /* TLS is on: an OpenSSL session of our own (tls.c) or a Python one (tls_py.c) */
 #define MC_TLS_ON(c) ((c)->ssl != NULL || (c)->pytls != NULL)

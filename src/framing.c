@@ -148,12 +148,6 @@ static int plain_received(mc_conn *c, size_t n) {
     return 0;
 }
 
-int mc_engine_plain_buffer(mc_conn *c, size_t min, unsigned char **dst, size_t *room) {
-    return plain_buffer(c, min, dst, room);
-}
-
-int mc_engine_plain_received(mc_conn *c, size_t n) { return plain_received(c, n); }
-
 /* Where the transport puts received bytes: room for at least `min` bytes at *dst, *room
    bytes in all (under TLS a scratch buffer for the records; else the plain stream's
    buffer).  mc_engine_received() then says how many it wrote.  0 or -1. */

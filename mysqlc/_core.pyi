@@ -6,6 +6,7 @@ crosses it as PyCapsules (``"arrow_schema"``, ``"arrow_array"``,
 module by ``python -m mypy.stubtest mysqlc._core`` (tools/typecheck.sh).
 """
 
+import ssl
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Optional, Union, final, overload
 
@@ -121,6 +122,7 @@ class Connection:
         ssl_fingerprint: Optional[bytes] = None,
         session_track: bool = True,
         transport: Any = None,
+        ssl_context: Optional[ssl.SSLContext] = None,
     ) -> None: ...
     # commands and result reading
     def query(self, sql: Buffer, /) -> int: ...

@@ -11,6 +11,7 @@ against a server (``python tests/typing/usage.py HOST PORT USER PASSWORD DB``).
 
 from __future__ import annotations
 
+import ssl
 import sys
 from typing import Any, Optional
 
@@ -43,6 +44,7 @@ def connect(host: str, port: int, user: str, password: str, db: str) -> mysqlc.C
     assert_type(conn.literal(42), bytes)
     mysqlc.connect(host=host, port=port, user=user, password=password, database=db,
                    cursorclass=DictCursor, ssl={"ca": "/etc/ssl/ca.pem"}, compress=True)
+    mysqlc.connect(host=host, ssl=ssl.create_default_context(cafile="/etc/ssl/ca.pem"))
     mysqlc.connect(host, user, password, db, port)   # mysqlclient's positional order
     mysqlc.connect(host=host, no_such_option=1)  # type: ignore[call-arg]
     mysqlc.connect(host=host, port=port, autocommit="yes")  # type: ignore[arg-type]

@@ -56,6 +56,16 @@ static int close_keeping_error(mc_conn *c) {
 /* The stream ended while reading: close, with the blocking transport's message. */
 static int read_failed(mc_conn *c, long status, double to) {
     if (status < 0) return close_keeping_error(c);
+    if (c->tls_handshaking) {
+        /* inside the TLS handshake (mc_start_tls): the blocking transport's 2026 texts,
+           and no on_abandon call -- no statement runs yet, so there is nothing to stop */
+        const char *why = status == 1 ? "TLS handshake timed out"
+                          : status == 2 ? "the server closed the connection"
+                          : strerror(obj_errno(c));
+        mc_conn_fatal(c, c->st->OperationalError, CR_SSL_CONNECTION_ERROR,
+                      "SSL connection error: %s", why);
+        return -1;
+    }
     if (status == 1) {
         char tbuf[32];
         fmt_seconds(tbuf, sizeof(tbuf), to);

@@ -82,10 +82,13 @@ def test_extras_pull_what_each_feature_imports():
     assert names("ed25519") == {"pynacl"}
     assert names("sqlalchemy") == {"sqlalchemy"}
     assert names("aio") == {"greenlet"}
-    # every extra but test is in all: a user who asks for everything gets mysqlc.aio too
+    assert names("dask") == {"dask[dataframe]", "distributed", "pyarrow", "pandas"}
+    assert names("ray") == {"ray[data]", "pyarrow"}
+    # every extra but test, dask and ray (cluster engines, Ray some hundreds of MB:
+    # docs/cluster.md) is in all: a user who asks for everything gets mysqlc.aio too
     everything = set()
     for extra in extras:
-        if extra not in ("all", "test"):
+        if extra not in ("all", "test", "dask", "ray"):
             everything |= names(extra)
     assert names("all") == everything == {
         "pyarrow", "pandas", "polars", "numpy", "pynacl", "sqlalchemy", "greenlet"}

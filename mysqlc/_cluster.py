@@ -501,9 +501,14 @@ class Write:
     created again when the task is run again, so a retried partition leaves no row of
     its failed run); :meth:`finish` copies every staging table into the target with one
     ``INSERT ... SELECT`` each inside one transaction, then drops them.  A failure
-    before the commit leaves the target as it was."""
+    before the commit leaves the target as it was.
 
-    def __init__(self, source: Source, table: str, schema: Any, if_exists: str) -> None:
+    With `schema` (an Arrow schema) a missing target is created at once; without it
+    (Ray: the blocks' schema is known only in the tasks) the staging tables are made
+    from their data's schema and the target ``LIKE`` the first of them at the end."""
+
+    def __init__(self, source: Source, table: str, if_exists: str,
+                 schema: Any = None) -> None:
         if if_exists not in ("fail", "replace", "append"):
             raise ValueError("if_exists must be 'fail', 'replace' or 'append', not %r"
                              % (if_exists,))
@@ -514,21 +519,19 @@ class Write:
         self.table = table
         self.if_exists = if_exists
         self.run = uuid.uuid4().hex[:12]
-        self.columns = list(schema.names)
+        self.columns: Optional[list[str]] = list(schema.names) if schema is not None else None
         conn = source.connect()
         try:
             exists = table_exists(conn, table)
             if exists and if_exists == "fail":
                 raise ValueError("table %r exists (if_exists='fail')" % (table,))
-            if if_exists == "replace":
-                # the new table under another name until finish(): a failed write
-                # keeps the old one
-                self.target = "_mysqlc_new_%s" % self.run
+            # "replace": the new table under another name until finish(), so that a
+            # failed write keeps the old one
+            self.target = "_mysqlc_new_%s" % self.run if if_exists == "replace" else table
+            self.target_exists = exists and if_exists != "replace"
+            if not self.target_exists and schema is not None:
                 conn.cursor().execute(create_table_sql(self.target, schema))
-            else:
-                self.target = table
-                if not exists:
-                    conn.cursor().execute(create_table_sql(table, schema))
+                self.target_exists = True
         finally:
             conn.close()
 
@@ -540,11 +543,20 @@ class Write:
 
     def finish(self, stages: Sequence[str]) -> int:
         """Copy `stages` into the target in one transaction; drop them.  Rows copied."""
-        cols = ", ".join(_q(c) for c in self.columns)
+        stages = list(dict.fromkeys(stages))
         conn = self.source.connect()
         total = 0
         try:
             cur = conn.cursor()
+            if not stages:
+                return 0
+            if not table_exists(conn, self.target):
+                cur.execute("CREATE TABLE %s LIKE %s" % (_q(self.target), _q(stages[0])))
+            columns = self.columns
+            if columns is None:
+                cur.execute("SELECT * FROM %s LIMIT 0" % _q(stages[0]))
+                columns = [d[0] for d in cur.description]
+            cols = ", ".join(_q(c) for c in columns)
             cur.execute("BEGIN")
             try:
                 for stage in stages:
@@ -568,41 +580,47 @@ class Write:
                     cur.execute("RENAME TABLE %s TO %s" % (_q(self.target), _q(self.table)))
             return total
         finally:
-            self._drop(conn, stages)
+            self._drop(conn)
             conn.close()
 
-    def abort(self, stages: Sequence[str]) -> None:
-        """Drop the staging tables (and the new table of ``if_exists='replace'``)."""
+    def abort(self) -> None:
+        """Drop the staging tables of this run (and the new table of
+        ``if_exists='replace'``)."""
         conn = self.source.connect()
         try:
-            self._drop(conn, stages)
+            self._drop(conn)
         finally:
             conn.close()
 
-    def _drop(self, conn: Connection, stages: Sequence[str]) -> None:
-        names = list(stages)
-        if self.if_exists == "replace":
-            names.append(self.target)
+    def _drop(self, conn: Connection) -> None:
         try:
             cur = conn.cursor()
-            for name in names:
+            cur.execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE "
+                        "TABLE_SCHEMA = DATABASE() AND (TABLE_NAME LIKE %s OR TABLE_NAME "
+                        "= %s)", ("\\_mysqlc\\_stage\\_%s\\_%%" % self.run,
+                                  self.target if self.if_exists == "replace" else ""))
+            for (name,) in cur.fetchall():
                 cur.execute("DROP TABLE IF EXISTS %s" % _q(name))
         except Exception:
             pass   # the original error (or the result) matters more
 
 
-def write_part(source: Source, write_target: str, stage: str, data: Any,
-               load_options: Mapping[str, Any],
+def write_part(write: Write, index: int, data: Any, load_options: Mapping[str, Any],
                fault: Optional[Callable[[str], None]] = None) -> tuple[str, int]:
-    """Load `data` (Arrow or pandas) into the staging table `stage`, made anew ``LIKE``
-    `write_target`; returns ``(stage, rows)``.  `fault` (tests) is called with the
+    """Load `data` (Arrow or pandas) into the staging table of partition `index`, made
+    anew (``LIKE`` the target, or from the data's Arrow schema when the target is made
+    at the end); returns ``(stage, rows)``.  `fault` (tests) is called with the
     staging table's name after the load."""
     from .bulk import load_table
-    conn = source.connect(local_infile=True)
+    stage = write.stage_name(index)
+    conn = write.source.connect(local_infile=True)
     try:
         cur = conn.cursor()
         cur.execute("DROP TABLE IF EXISTS %s" % _q(stage))
-        cur.execute("CREATE TABLE %s LIKE %s" % (_q(stage), _q(write_target)))
+        if write.target_exists:
+            cur.execute("CREATE TABLE %s LIKE %s" % (_q(stage), _q(write.target)))
+        else:
+            cur.execute(create_table_sql(stage, _arrow_schema(data)))
         rows = 0
         if data is not None and len(data):
             rows = load_table(cur, stage, data, **dict(load_options))
@@ -612,3 +630,10 @@ def write_part(source: Source, write_target: str, stage: str, data: Any,
         return stage, rows
     finally:
         conn.close()
+
+
+def _arrow_schema(data: Any) -> Any:
+    import pyarrow as pa
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        return data.schema
+    return pa.Schema.from_pandas(data, preserve_index=False)

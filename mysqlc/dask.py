@@ -65,7 +65,7 @@ class _PartitionReader:
     def __dask_tokenize__(self) -> object:
         return ("mysqlc.dask.read", self.source.__dask_tokenize__(), self.rel.select(),
                 repr(self.rel.params), self.opts.key(), self.dtype_backend, self.index_col,
-                self.float_ints, self.order)
+                self.float_ints, self.order, None if self.fault is None else id(self.fault))
 
 
 def _read(rel: Relation, source: _SourceArg, *, index_col: Optional[str],
@@ -219,8 +219,7 @@ class _PartitionWriter:
         self.fault = fault
 
     def __call__(self, df: Any, index: int) -> tuple[str, int]:
-        return write_part(self.write.source, self.write.target,
-                          self.write.stage_name(index), df, self.load_options, self.fault)
+        return write_part(self.write, index, df, self.load_options, self.fault)
 
     def __repr__(self) -> str:
         return "mysqlc.dask.write(%s, %r)" % (self.write.table, self.write.source)
@@ -264,13 +263,12 @@ def to_table(ddf: dd.DataFrame, table: str, source: _SourceArg, *,
     src = Source(source)
     meta = ddf._meta
     schema = pa.Schema.from_pandas(meta, preserve_index=False)
-    write = Write(src, table, schema, if_exists)
+    write = Write(src, table, if_exists, schema)
     opts: dict[str, Any] = {"on_warning": on_warning}
     if batch_rows is not None:
         opts["batch_rows"] = batch_rows
     writer = _PartitionWriter(write, opts, _fault)
     parts = ddf.to_delayed()
-    stages = [write.stage_name(i) for i in range(len(parts))]
     tasks = [dask.delayed(writer, pure=False)(
                  part, i, dask_key_name="write-mysqlc-%s-%s-%d" % (write.run, table, i))
              for i, part in enumerate(parts)]
@@ -288,7 +286,7 @@ def to_table(ddf: dd.DataFrame, table: str, source: _SourceArg, *,
                 kw["retries"] = retries
             results = dask.compute(*tasks, **kw)
     except BaseException:
-        write.abort(stages)
+        write.abort()
         raise
     return write.finish([stage for stage, _ in results])
 

@@ -5,7 +5,7 @@ table, empty partitions, a skewed key), a connection KILLed mid-partition, Dask
 retries, staged writes (a retried and a failed partition), ``as_of``, and the password
 kept out of reprs, tokens and task keys."""
 
-import os
+import fcntl
 import pickle
 import sys
 import time
@@ -300,6 +300,7 @@ class _Killer:
 
     def __call__(self, attempt, thread_id):
         with open(self.log, "a+") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)     # the two workers' hooks, one at a time
             f.seek(0)
             kills = sum(1 for line in f if line.startswith("kill"))
             f.write("%d %d\n" % (attempt, thread_id))
@@ -412,6 +413,7 @@ class _FailAfterLoad:
 
     def __call__(self, stage):
         with open(self.log, "a+") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
             f.seek(0)
             n = len(f.read().split())
             if n < self.limit:

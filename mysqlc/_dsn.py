@@ -18,7 +18,7 @@ _INT_OPTIONS = {"port", "client_flag", "prepared_cache_size", "long_data_thresho
 _FLOAT_OPTIONS = {"connect_timeout", "read_timeout", "write_timeout"}
 _BOOL_OPTIONS = {"autocommit", "compress", "local_infile", "multi_statements", "use_unicode",
                  "ssl_verify_cert", "ssl_verify_identity", "ssl_disabled", "binary_prefix",
-                 "get_server_public_key", "enable_cleartext_plugin"}
+                 "get_server_public_key", "enable_cleartext_plugin", "pipelining"}
 
 
 _DSN_CREDENTIALS = re.compile(r"\A([A-Za-z][A-Za-z0-9+.-]*://[^:/@]*:)(.*)@")

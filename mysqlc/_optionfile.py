@@ -241,6 +241,9 @@ _FLAGS = {
     "get-server-public-key": "get_server_public_key",
     "enable-cleartext-plugin": "enable_cleartext_plugin",
     "ssl-verify-server-cert": "ssl_verify_identity",
+    # mysqlc's own: write it loose-pipelining=0 under [client] (the mysql client skips
+    # unknown loose- options instead of refusing them)
+    "pipelining": "pipelining",
 }
 
 
@@ -255,7 +258,8 @@ def connect_options(read_default_file=None, read_default_group=None):
     ``ssl-ca``, ``ssl-capath``, ``ssl-cert``, ``ssl-key``, ``ssl-cipher``,
     ``ssl-mode``, ``ssl-verify-server-cert``, ``tls-version``,
     ``server-public-key(-path)``, ``get-server-public-key``,
-    ``enable-cleartext-plugin``.
+    ``enable-cleartext-plugin``, and mysqlc's own ``pipelining`` (give it as
+    ``loose-pipelining=0`` in a group the mysql client reads too).
 
     Raises
     ------

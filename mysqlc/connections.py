@@ -18,6 +18,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, overload
 
 from . import _charsets, _infile_sql, _optionfile, _secure, cursors
+from . import _pipeline as _pipe_mod
 from ._dsn import parse_dsn, redact_host
 from ._state import _NO_ERROR, _busy
 from .constants import CLIENT, CR, SERVER_STATUS
@@ -435,6 +436,15 @@ class Connection:
         :attr:`charset` and :attr:`encoding`, and sql_mode is added to the session's
         ``session_track_system_variables`` (in the same ``SET`` as autocommit) so that
         the NO_BACKSLASH_ESCAPES hint follows it.  False: neither (docs/compat.md).
+    pipelining : bool, default True
+        Allow more than one command in flight: :meth:`pipeline` blocks send each
+        statement at once, and MariaDB's one-trip prepare sends COM_STMT_PREPARE and
+        its first COM_STMT_EXECUTE in one write.  False (for proxies that break on
+        pipelined commands: ProxySQL "Packet received out-of-order", Aurora MySQL 2):
+        one command at a time, the same results; a pipeline block still works, each
+        execute waiting for its answer.  COM_STMT_BULK_EXECUTE is one command and is
+        not affected.  Also ``?pipelining=false`` in a DSN and ``loose-pipelining=0``
+        in an option file (docs/batching.md "Pipelining").
     connect_timeout : float, seconds, default 10
         Timeout for connecting, including the handshake (PyMySQL's default of
         10 s: a listener that accepts and never answers does not hang the call).
@@ -617,7 +627,7 @@ class Connection:
                  passwd: Union[str, bytes, None] = None, db: Union[str, bytes, None] = None,
                  charset: Optional[str] = None,
                  collation: Optional[str] = None, autocommit: Optional[bool] = False,
-                 session_track: bool = True,
+                 session_track: bool = True, pipelining: bool = True,
                  connect_timeout: Optional[float] = _DEFAULT_CONNECT_TIMEOUT,
                  read_timeout: Optional[float] = None, write_timeout: Optional[float] = None,
                  init_command: Optional[str] = None, sql_mode: Optional[str] = None,
@@ -708,6 +718,9 @@ class Connection:
         self.user = user
         self.database = database
         self._session_track = bool(session_track)
+        self._pipelining = bool(pipelining)
+        if not self._pipelining:
+            self._one_trip = False   # MariaDB's one-trip prepare is two commands in flight
         self.cursorclass = cursorclass or self.default_cursor
         self.messages = []
 
@@ -814,6 +827,8 @@ class Connection:
         values makes the server report what they are (one ``SET``).  True when done."""
         if not core.open or core.rows_pending or core.more_results or core.cursor_open:
             return False
+        if getattr(core, "pipe_pending", 0):
+            return False
         if not self._lock.acquire(False):
             return False
         try:
@@ -868,8 +883,14 @@ class Connection:
           it after the caller's mode is back (issue 14), so a disagreement says a
           routine ran that changed the mode.
 
-        A pipelining layer adds "statements queued whose answers are unread" here."""
+        - no pipelined statement that could change the mode (:meth:`pipeline`: any
+          statement but a plain SELECT/INSERT/UPDATE/DELETE/REPLACE/WITH/VALUES, see
+          ``mysqlc._pipeline``) is queued with its answer unread: the tracked mode is
+          then the one before it."""
         if self._mode_doubt or not self._mode_tracking or self._mode_lost:
+            return None
+        pipe = self._pipeline
+        if pipe is not None and pipe._unsure:
             return None
         core = self._conn
         seq = core.session_track_seq
@@ -939,6 +960,8 @@ class Connection:
         core = self.__dict__.get("_conn")
         if core is None or self._closed or not core.open or not self._io_possible():
             return None
+        if getattr(core, "pipe_pending", 0):
+            return None    # its answer would come after the queued ones': not asked
         if not self._lock.acquire(False):
             return None
         try:
@@ -1238,7 +1261,12 @@ class Connection:
         """Make the connection ready for a new command: read and drop results left
         unread by buffered use (PyMySQL-like).  Rows still streaming to an
         unbuffered cursor other than `cursor` are not dropped: that raises
-        ProgrammingError 2014 "Commands out of sync", as mysqlclient does."""
+        ProgrammingError 2014 "Commands out of sync", as mysqlclient does.  Inside a
+        :meth:`pipeline` block every queued response is read first (a sync point: the
+        first error of the queued statements is raised, and the command is not sent)."""
+        pipe = self._pipeline
+        if pipe is not None and pipe._queue:
+            pipe.sync()
         core = self._conn
         if self._pending():
             owner = self._owner() if self._owner is not None else None
@@ -1386,6 +1414,33 @@ class Connection:
                 core.stmt_close(stmt.id)
             except Error:
                 break
+
+    #: the open :meth:`pipeline` block, or None
+    _pipeline: Optional[_pipe_mod.Pipeline] = None
+
+    def pipeline(self) -> _pipe_mod.Pipeline:
+        """A pipeline block: ``with conn.pipeline() as p:`` (psycopg 3's idiom, MySQL's
+        semantics; docs/batching.md "Pipelining").
+
+        Inside the block a buffered cursor's :meth:`~mysqlc.cursors.BaseCursor.execute`
+        (text, or prepared once the statement is prepared) sends its command at once
+        and returns -1 without waiting; the cursor's result is read when it fetches
+        (every response queued before it is read first), at ``p.sync()``, at any
+        command that is not queued (commit, rollback, executemany, callproc's
+        statements are queued; ping, select_db, an unbuffered cursor's execute...) and
+        when the block ends.  Every queued statement runs, even after an earlier one
+        failed; the first error is raised at the next of those sync points, with
+        ``exc.pipeline_errors`` listing every failure as ``(index, cursor, exception)``;
+        the later statements' cursors hold their own results.  At most
+        ``mysqlc._pipeline.MAX_COMMANDS`` (256) commands or ``MAX_BYTES`` (64 KiB) are
+        in flight: beyond them execute() first reads the oldest responses into their
+        cursors.  With ``connect(pipelining=False)`` the block runs each statement at
+        once (same results, errors raised by the execute that failed).
+
+        Raises ProgrammingError for a nested block and for ``LOAD DATA LOCAL`` inside
+        one (nothing sent: the file would have to follow commands already sent).
+        """
+        return _pipe_mod.Pipeline(self)
 
     def commit(self) -> None:
         """Commit the current transaction (``COMMIT``).

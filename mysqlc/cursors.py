@@ -32,6 +32,7 @@ from functools import partial
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
+from . import _pipeline
 from . import bulk as _bulk
 from ._arrow import ArrowStream, _Collected, _need, arrow_table, convert, record_batches
 from ._state import _NO_ERROR, _busy
@@ -342,6 +343,26 @@ class BaseCursor:
         if self._prepared:
             self._set_prepared()
 
+    #: pipelining (Connection.pipeline): the queued command whose response this cursor
+    #: awaits, the error its statement got, the further results of its response
+    _pipe_entry = None
+    _pipe_error = None
+    _pipe_sets = None
+
+    def _pipe_rows(self):
+        """The rows when ``_rows`` is None: a pipelined result is read first (every
+        response queued before it too; the first error among them is raised), a
+        statement that failed in a pipeline raises its error; else ProgrammingError
+        "execute() first"."""
+        conn = self.connection
+        if self._pipe_entry is not None and conn is not None and conn._pipeline is not None:
+            conn._pipeline._wait_for(self)
+        if self._pipe_error is not None:
+            raise self._pipe_error
+        if self._rows is None:
+            raise ProgrammingError(0, _NOT_EXECUTED)
+        return self._rows
+
     def _set_prepared(self):
         """Put the cursor in prepared mode (the class docstring's Notes); an unbuffered
         one (``_server_cursor``) fetches :attr:`arraysize` = 100 rows per COM_STMT_FETCH."""
@@ -391,6 +412,8 @@ class BaseCursor:
         self._rows = None
         if self.messages:
             del self.messages[:]
+        if self._pipe_error is not None or self._pipe_sets is not None:
+            self._pipe_error = self._pipe_sets = None
 
     def _format(self, conn, query, args):
         """Encode `query` and substitute `args`; returns bytes."""
@@ -495,6 +518,10 @@ class BaseCursor:
             self._clear()
             core = conn._conn
             conn._last_error = _NO_ERROR
+            pipe = conn._pipeline
+            if pipe is not None and pipe.enabled and attributes is None and \
+                    not self._server_cursor:
+                return self._pipe_query(conn, pipe, sql)
             conn._discard_pending(self)
             conn._owner = weakref.ref(self)
             self._executed = sql
@@ -508,6 +535,16 @@ class BaseCursor:
             raise
         finally:
             lock.release()
+
+    def _pipe_query(self, conn, pipe, sql):
+        """_query inside a pipeline block: COM_QUERY sent, its response queued; -1."""
+        unsure = _pipeline.check_statement(conn, sql)
+        self._executed = sql
+        if conn._pending():
+            conn._discard_pending(self)
+        core = conn._conn
+        pipe._send(self, len(sql), partial(core.send_query, sql), unsure)
+        return -1
 
     def _row_keys(self, core):
         # keys for core.fetch(): None gives tuples (DictCursor overrides)
@@ -536,7 +573,7 @@ class BaseCursor:
 
     def _check_executed(self):
         if self._rows is None:
-            raise ProgrammingError(0, _NOT_EXECUTED)
+            self._pipe_rows()
 
     # ------------------------------------------------------------ execute
 
@@ -617,6 +654,10 @@ class BaseCursor:
                                                        self._attributes) else None
         if infile is None:
             return self._query(conn, self._format(conn, query, args), attrs)
+        if conn._pipeline is not None and conn._pipeline.enabled:
+            raise ProgrammingError(0, "LOAD DATA LOCAL INFILE (infile=) cannot run inside a "
+                                   "pipeline block (the file would follow commands already "
+                                   "sent); run it outside the block")
         if not conn._local_infile:
             raise ProgrammingError(0, "infile= needs connect(local_infile=True)")
         conn._pending_infile = infile
@@ -669,7 +710,20 @@ class BaseCursor:
             COM_STMT_BULK_EXECUTE) too large for ``max_allowed_packet``: the bulk
             path checks every command before sending the first, the multi-row text
             path refuses that set's statement (the statements before it were run).
+
+        Inside a :meth:`Connection.pipeline` block executemany is a sync point: the
+        queued responses are read first (their first error raised), then it runs as
+        outside the block (its own commands bounded as usual).
         """
+        conn = self.connection
+        pipe = conn._pipeline if conn is not None else None
+        if pipe is not None:
+            pipe.sync()
+            conn._pipeline = None
+            try:
+                return self.executemany(query, args)
+            finally:
+                conn._pipeline = pipe
         if self._prepared:
             return self._executemany_prepared(query, args)
         conn = self._get_conn()
@@ -899,7 +953,14 @@ class BaseCursor:
             raise ProgrammingError(0, "a mapping of parameters needs %(name)s placeholders")
         else:
             params = tuple(_normalize_args(args))
-        if (attrs is None and infile is None and not self._server_cursor and
+        pipe = conn._pipeline
+        if pipe is not None and not pipe.enabled:
+            pipe = None
+        if pipe is not None and infile is not None:
+            raise ProgrammingError(0, "LOAD DATA LOCAL INFILE (infile=) cannot run inside a "
+                                   "pipeline block (the file would follow commands already "
+                                   "sent); run it outside the block")
+        if (pipe is None and attrs is None and infile is None and not self._server_cursor and
                 conn._conn.bulk_operations and not conn._stmt_stale and
                 sql not in conn._stmt_cache and getattr(conn, "_one_trip", True) and
                 _one_trip_ok(conn, sql, params)):
@@ -919,6 +980,20 @@ class BaseCursor:
         try:
             self._clear()
             conn._last_error = _NO_ERROR
+            if pipe is not None and attrs is None and not self._server_cursor:
+                unsure = _pipeline.check_statement(conn, sql)
+                if conn._pending():
+                    conn._discard_pending(self)
+                self._set_executed_lazily(self, conn, "one", query, args)
+                core = conn._conn
+                size = 16 + sum(len(v) if isinstance(v, (str, bytes, bytearray)) else 16
+                                for v in params)
+                _nc, stmt.types = pipe._send(
+                    self, size, partial(
+                        core.stmt_execute, stmt.id, params, stmt.types,
+                        encoding=conn.encoding, send_only=True),
+                    unsure, binary=True, stmt=stmt)
+                return -1
             conn._discard_pending(self)
             conn._owner = weakref.ref(self)
             self._set_executed_lazily(self, conn, "one", query, args)
@@ -1081,6 +1156,16 @@ class BaseCursor:
             cursor's.
         """
         conn = self._get_conn()
+        if self._pipe_entry is not None:
+            self._pipe_rows()
+        sets = self._pipe_sets
+        if sets is not None:     # a pipelined response's further results, read with it
+            (self.description, self.description_flags, self._rows, self.rowcount,
+             self.lastrowid, self.warning_count) = sets.pop(0)
+            self.rownumber = 0
+            if not sets:
+                self._pipe_sets = None
+            return True
         if not conn._is_owner(self):
             return None
         core = conn._conn
@@ -1106,7 +1191,7 @@ class BaseCursor:
         """Next row, or None when the result set is exhausted."""
         rows = self._rows
         if rows is None:
-            raise ProgrammingError(0, _NOT_EXECUTED)
+            rows = self._pipe_rows()
         i = self.rownumber
         if i >= len(rows):
             return None
@@ -1117,7 +1202,7 @@ class BaseCursor:
         """Up to `size` (default :attr:`arraysize`) next rows, as a tuple."""
         rows = self._rows
         if rows is None:
-            raise ProgrammingError(0, _NOT_EXECUTED)
+            rows = self._pipe_rows()
         start = self.rownumber
         if size is None:
             size = self.arraysize
@@ -1130,7 +1215,7 @@ class BaseCursor:
         """All remaining rows, as a tuple."""
         rows = self._rows
         if rows is None:
-            raise ProgrammingError(0, _NOT_EXECUTED)
+            rows = self._pipe_rows()
         start = self.rownumber
         self.rownumber = len(rows)
         return rows[start:] if start or type(rows) is not tuple else rows

@@ -361,6 +361,13 @@ done:
 /* ---------------------------------------------------------------- commands */
 
 int mc_check_idle(mc_conn *c) {
+    if (c->pipe_pending > 0) {
+        mc_conn_client_error(c, c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                             "Commands out of sync: %zd pipelined command(s) still await "
+                             "their responses (read them with read_response())",
+                             c->pipe_pending);
+        return -1;
+    }
     if (c->state != ST_IDLE) {
         mc_conn_client_error(c, c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
                           "Commands out of sync; you can't run this command now");
@@ -379,6 +386,12 @@ int mc_read_max_packet(mc_conn *c) {
     static const char q[] = "SELECT @@max_allowed_packet";
     const unsigned char *p;
     size_t n;
+    if (c->pipe_pending > 0) {   /* its answer would come after theirs */
+        mc_conn_client_error(c, c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                             "max_allowed_packet is not known and %zd pipelined command(s) "
+                             "await their responses", c->pipe_pending);
+        return -1;
+    }
     c->max_packet = SIZE_MAX;
     c->binary = 0;
     c->cursor_wanted = 0;
@@ -476,6 +489,87 @@ done:
     PyBuffer_Release(&view);
     return ret;
 }
+
+/* ---------------------------------------------------------------- pipelining */
+
+/* Before a command is sent without its response being read: a connection that may send
+   a statement of MC_MIN_MAX_PACKET bytes or more reads the session's max_allowed_packet
+   while nothing is in flight (its answer would otherwise come behind the queued ones).
+   0 or -1. */
+int mc_pipe_send_ready(mc_conn *c) {
+    if (c->state != ST_IDLE) return mc_check_idle(c);
+    if (!c->io) {
+        mc_raise(c->st->NotSupportedError, 0, "pipelining needs a transport");
+        return -1;
+    }
+    if (c->max_packet == 0 && c->pipe_pending == 0 && mc_read_max_packet(c) < 0) return -1;
+    return 0;
+}
+
+/* The framed command is written now, without reading anything, and its response joins
+   the queue.  0 or -1 (the connection failed and is closed). */
+int mc_pipe_sent(mc_conn *c) {
+    if (c->io->flush(c) < 0) return -1;
+    c->pipe_pending++;
+    return 0;
+}
+
+/* send_query(sql: bytes) -> None: COM_QUERY written at once, its response left queued
+   (pipe_pending + 1).  The caller bounds what is in flight (mysqlc/connections.py
+   Pipeline: commands and bytes) so that the server never blocks writing responses while
+   this write waits for it to read.  Statements that may be LOAD DATA LOCAL are refused by
+   the caller (the file would come behind commands already sent). */
+static PyObject *Conn_send_query(mc_conn *c, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (mc_conn_enter(c) < 0) { PyBuffer_Release(&view); return NULL; }
+    PyObject *ret = NULL;
+    if (mc_pipe_send_ready(c) < 0) goto done;
+    if (mc_check_packet(c, 1 + (size_t)view.len, "the statement (COM_QUERY)") < 0) goto done;
+    if (mc_send_query(c, view.buf, (size_t)view.len) < 0) goto done;
+    if (mc_pipe_sent(c) < 0) goto done;
+    ret = Py_NewRef(Py_None);
+done:
+    mc_conn_leave(c);
+    PyBuffer_Release(&view);
+    return ret;
+}
+
+/* read_response(binary=False) -> field count: the response of the oldest pipelined
+   command (a COM_QUERY, or a COM_STMT_EXECUTE with binary=True), read as query() reads
+   its own: rows are then stored/fetched and more results read with next_result() before
+   the next read_response().  An ERR raises as query() does (the queue moves on); a
+   connection failure closes the connection and empties the queue. */
+static PyObject *Conn_read_response(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"binary", NULL};
+    int binary = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p", kwlist, &binary)) return NULL;
+    if (mc_conn_enter(c) < 0) return NULL;
+    PyObject *ret = NULL;
+    if (c->state != ST_IDLE) {
+        mc_conn_client_error(c, c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                             "Commands out of sync: the previous response is not read yet");
+        goto done;
+    }
+    if (c->pipe_pending <= 0) {
+        mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                 "no pipelined command awaits a response");
+        goto done;
+    }
+    c->pipe_pending--;
+    c->pipe_reading = 1;
+    c->binary = binary;
+    c->cursor_wanted = 0;
+    c->seq = 1;   /* the response follows its command (sequence id 0) */
+    Py_ssize_t nc = mc_read_query_response(c);
+    c->pipe_reading = 0;
+    if (nc >= 0) ret = PyLong_FromSsize_t(nc);
+done:
+    mc_conn_leave(c);
+    return ret;
+}
+
+static PyObject *get_pipe_pending(mc_conn *c, void *x) { return PyLong_FromSsize_t(c->pipe_pending); }
 
 static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"n", "keys", "max_bytes", NULL};
@@ -928,6 +1022,8 @@ static PyGetSetDef Conn_getset[] = {
     {"column_names", (getter)get_column_names, NULL, NULL, NULL},
     {"column_tables", (getter)get_column_tables, NULL, NULL, NULL},
     {"more_results", (getter)get_more_results, NULL, NULL, NULL},
+    {"pipe_pending", (getter)get_pipe_pending, NULL,
+     "pipelined commands whose responses are not read yet", NULL},
     {"rows_pending", (getter)get_rows_pending, NULL, NULL, NULL},
     {"cursor_open", (getter)get_cursor_open, NULL,
      "a server-side cursor is open: read it with stmt_fetch()", NULL},
@@ -971,6 +1067,10 @@ static PyMethodDef Conn_methods[] = {
      " collation=45, client_flag=0, connect_timeout=None, read_timeout=None,"
      " write_timeout=None)"},
     {"query", (PyCFunction)Conn_query, METH_O, "query(sql: bytes) -> field count"},
+    {"send_query", (PyCFunction)Conn_send_query, METH_O,
+     "send_query(sql: bytes) -> None: COM_QUERY written, its response queued (pipelining)"},
+    {"read_response", (PyCFunction)(void (*)(void))Conn_read_response, METH_VARARGS | METH_KEYWORDS,
+     "read_response(binary=False) -> field count of the oldest queued response"},
     {"query_attributes", (PyCFunction)Conn_query_attributes, METH_VARARGS,
      "query_attributes(sql: bytes, attributes: sequence of (name, value), encoding='utf-8')"
      " -> field count: COM_QUERY with query attributes (CLIENT_QUERY_ATTRIBUTES)"},

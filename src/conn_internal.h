@@ -134,6 +134,11 @@ struct mc_conn_s {
     /* compressed protocol (CLIENT_COMPRESS): raw frames are read into zbuf */
     int compress;
     uint8_t cseq;
+    /* pipelining (Connection.pipeline(), see docs/architecture.md "Commands in flight"):
+       commands sent whose responses are not read yet, in order; the responses are read
+       one at a time with read_response() */
+    Py_ssize_t pipe_pending;
+    int pipe_reading;      /* a pipelined command's response is being read */
     unsigned char *zbuf;
     size_t zcap, zpos, zend;
     mc_writer zsend;       /* plain packets assembled before compression */
@@ -292,6 +297,8 @@ void mc_conn_clear_error(mc_conn *c);
 void mc_set_exc_sqlstate(PyObject *exc, const char *sqlstate);
 PyObject *mc_client_error_msg(mc_conn *c, PyObject *cls, int errnum, PyObject *msg);
 PyObject *mc_conn_client_error(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...);
+int mc_pipe_send_ready(mc_conn *c);
+int mc_pipe_sent(mc_conn *c);
 PyObject *mc_conn_raise_closed(mc_conn *c);
 PyObject *mc_conn_fatal(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...);
 PyObject *mc_conn_malformed(mc_conn *c, const char *what);

@@ -65,12 +65,16 @@ int mc_frame_inflate(mc_conn *c) {
         if (c->zend - c->zpos < 7 + clen) break;
         if (h[3] != c->cseq) {
             /* a server that refused a LOCAL INFILE data packet answers with the ids of
-               where it stopped reading; results.c (infile_response) takes only an ERR */
-            if (c->state != ST_INFILE) {
+               where it stopped reading; results.c (infile_response) takes only an ERR.
+               With pipelined commands in flight each response restarts the frame ids
+               where its own command left them, and several responses may arrive in one
+               read: the ids are followed, not checked, then (the inner packets' ids are
+               not checked inside the compressed protocol either) */
+            if (c->state != ST_INFILE && !c->pipe_pending && !c->pipe_reading) {
                 mc_conn_malformed(c, "compressed packets out of order (unexpected sequence id)");
                 return -1;
             }
-            c->infile_seq_off = 1;
+            if (c->state == ST_INFILE) c->infile_seq_off = 1;
             c->cseq = h[3];
         }
         c->cseq++;
@@ -677,6 +681,8 @@ int mc_conn_command_head(mc_conn *c, const unsigned char *head, size_t hlen,
    engine forgets what it had buffered.  No exception is set or changed. */
 void mc_conn_close_socket(mc_conn *c) {
     c->compress = 0;
+    c->pipe_pending = 0;   /* their responses will never be read */
+    c->pipe_reading = 0;
     c->zpos = c->zend = 0;
     c->out.len = 0;
     c->wout.len = 0;

@@ -118,16 +118,20 @@ done:
    (> 0) are sent first with COM_STMT_SEND_LONG_DATA. */
 PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"statement_id", "params", "types", "cursor", "long_data_threshold",
-                             "encoding", "attributes", NULL};
+                             "encoding", "attributes", "send_only", NULL};
     unsigned long stmt_id;
     PyObject *params, *types = Py_None;
-    int cursor = 0;
+    int cursor = 0, send_only = 0;
     Py_ssize_t threshold = 0;
     const char *encoding = "utf-8";
     PyObject *attributes = Py_None, *attrs = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|OpnzO", kwlist, &stmt_id, &params, &types,
-                                     &cursor, &threshold, &encoding, &attributes))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|OpnzOp", kwlist, &stmt_id, &params, &types,
+                                     &cursor, &threshold, &encoding, &attributes, &send_only))
         return NULL;
+    if (send_only && (cursor || threshold > 0)) {
+        PyErr_SetString(PyExc_ValueError, "send_only takes no cursor and no long data");
+        return NULL;
+    }
     PyObject *seq = PySequence_Fast(params, "params must be a sequence");
     if (!seq) return NULL;
     if (attributes != Py_None) {
@@ -139,7 +143,7 @@ PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     int named = (c->client_flag & CLIENT_QUERY_ATTRIBUTES) != 0;
     char *long_mask = NULL;
     Py_ssize_t np = PySequence_Fast_GET_SIZE(seq);
-    if (mc_check_idle(c) < 0) goto done;
+    if (send_only ? mc_pipe_send_ready(c) < 0 : mc_check_idle(c) < 0) goto done;
     if (attrs && !named && mc_no_query_attributes(c) < 0) goto done;
     /* which values go as long data: str/bytes longer than the threshold */
     if (threshold > 0) {
@@ -241,6 +245,11 @@ PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     c->cursor_wanted = cursor;
     c->cursor_stmt = (uint32_t)stmt_id;
     if (mc_conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) goto done;
+    if (send_only) {   /* pipelined: the response is read later with read_response() */
+        if (mc_pipe_sent(c) < 0) goto done;
+        ret = Py_BuildValue("(OO)", Py_None, newtypes ? newtypes : Py_None);
+        goto done;
+    }
     Py_ssize_t nc = mc_read_query_response(c);
     if (nc < 0) goto done;
     ret = Py_BuildValue("(nO)", nc, newtypes ? newtypes : Py_None);

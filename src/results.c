@@ -131,6 +131,17 @@ static Py_ssize_t infile_response(mc_conn *c);
 Py_ssize_t mc_local_infile(mc_conn *c, const unsigned char *name, size_t name_n) {
     PyObject *exc_t = NULL, *exc_v = NULL, *exc_tb = NULL;
     PyObject *it = NULL;
+    if (c->pipe_pending > 0 || c->pipe_reading) {
+        /* commands already sent behind this statement would be read as the file's data */
+        Py_ssize_t queued = c->pipe_pending;
+        mc_conn_close_socket(c);
+        mc_conn_client_error(c, c->st->OperationalError, CR_SERVER_LOST,
+                             "the server asked for a LOAD DATA LOCAL INFILE file for a "
+                             "pipelined statement (%zd command(s) were sent behind it and "
+                             "would be read as the file's data): the connection is closed",
+                             queued);
+        return -1;
+    }
     if (!c->infile_handler) {
         PyObject *fn = PyBytes_FromStringAndSize((const char *)name, (Py_ssize_t)name_n);
         if (fn) {

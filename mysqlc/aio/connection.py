@@ -488,7 +488,7 @@ if TYPE_CHECKING:
                 passwd: Union[str, bytes, None] = None, db: Union[str, bytes, None] = None,
                 charset: Optional[str] = None,
                 collation: Optional[str] = None, autocommit: Optional[bool] = False,
-                session_track: bool = True,
+                session_track: bool = True, pipelining: bool = True,
                 connect_timeout: Optional[float] = _DEFAULT_CONNECT_TIMEOUT,
                 read_timeout: Optional[float] = None, write_timeout: Optional[float] = None,
                 init_command: Optional[str] = None, sql_mode: Optional[str] = None,

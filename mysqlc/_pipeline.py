@@ -1,0 +1,233 @@
+"""``Connection.pipeline()``: statements sent without waiting for their answers.
+
+Inside ``with conn.pipeline():`` a buffered cursor's ``execute()`` writes its command
+(COM_QUERY, or COM_STMT_EXECUTE of a statement already prepared) at once and returns -1
+without reading anything; the response waits in the queue kept here, in the order the
+commands went, and the C core reads one with ``read_response()`` into the cursor it
+belongs to (``_read_result``: rows stored as after a plain execute).  A cursor's result is
+read when it fetches (every response queued before it is read first), at
+:meth:`Pipeline.sync`, at a sync point (commit, rollback, any command that is not
+queued) and when the block ends.  The layering: the core knows how many responses are
+in flight (``pipe_pending``, and refuses any other command until they are read); this
+module knows whose they are.  See docs/batching.md "Pipelining" for the semantics and
+docs/architecture.md "Commands in flight" for the bound.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+from typing import Any, Optional
+
+from .errors import Error, OperationalError, ProgrammingError
+
+#: at most this many commands in flight (sent, not answered) ...
+MAX_COMMANDS = 256
+#: ... and at most this many bytes of them: before queueing more, the oldest responses
+#: are read into their cursors.  A server blocked writing responses nobody reads stops
+#: reading commands; commands below this bound fit the kernel's socket buffers (the
+#: client's send buffer plus the server's receive buffer, over 100 KiB on the systems
+#: mysqlc supports), so a write never waits for a server that waits for the client.
+MAX_BYTES = 64 * 1024
+
+_TIMEOUT_HINT = ("; %d pipelined command(s) were in flight: a proxy that does not "
+                 "answer pipelined commands needs connect(pipelining=False)")
+
+
+#: statements that cannot change the session's sql_mode (a trigger restores it): the
+#: tracked mode stays certain while they are queued (Connection._escape_mode)
+_RE_QUIET = re.compile(rb"\s*\(*\s*(?:select|insert|update|delete|replace|with|values)\b", re.I)
+#: LOAD DATA LOCAL INFILE (its file would follow commands already sent): refused
+_RE_LOAD_LOCAL = re.compile(rb"\bload\b.*?\bdata\b.*?\blocal\b", re.I | re.S)
+
+
+def check_statement(conn: Any, sql: bytes) -> bool:
+    """Before `sql` is queued: ProgrammingError for LOAD DATA LOCAL (nothing sent);
+    returns True when the statement may change the sql_mode (not a plain DML/SELECT,
+    or a multi-statement text)."""
+    if _RE_LOAD_LOCAL.search(sql) is not None:
+        raise ProgrammingError(0, "LOAD DATA LOCAL INFILE cannot run inside a pipeline "
+                               "block (the file would follow commands already sent); run "
+                               "it outside the block")
+    return _RE_QUIET.match(sql) is None or conn._multi_statement(sql)
+
+
+class _Entry:
+    __slots__ = ("cursor", "binary", "size", "stmt", "index", "unsure")
+
+    def __init__(self, cursor, binary, size, stmt, index, unsure):
+        self.cursor = cursor
+        self.binary = binary
+        self.size = size
+        self.stmt = stmt
+        self.index = index
+        self.unsure = unsure
+
+
+class Pipeline:
+    """The pipeline of a connection (``with conn.pipeline() as p:``).
+
+    Attributes
+    ----------
+    errors : list of (index, cursor, exception)
+        Every statement of this block that failed so far, in order; `index` counts the
+        block's statements from 0.  The first error not yet raised is raised at the
+        next sync point; the statements after a failed one still ran (the server runs
+        every command it received) and their cursors hold their own results.
+    """
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self._queue: collections.deque = collections.deque()
+        self._bytes = 0
+        self._count = 0
+        self._unraised: list = []
+        self._unsure = 0     # queued statements that may change the sql_mode
+        self.errors: list = []
+        self.enabled = bool(getattr(conn, "_pipelining", True))
+
+    # -------------------------------------------------------------- context manager
+
+    def __enter__(self) -> "Pipeline":
+        conn = self._conn
+        if conn.__dict__.get("_pipeline") is not None:
+            raise ProgrammingError(0, "this connection is already in a pipeline block")
+        conn._check_closed()
+        conn._pipeline = self
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        conn = self._conn
+        try:
+            if exc_type is None:
+                self.sync()
+            else:
+                try:   # keep the connection in step; the block's own exception wins
+                    self._read(None)
+                except Error:
+                    pass
+        finally:
+            conn._pipeline = None
+
+    def __len__(self) -> int:
+        """Commands sent whose responses are not read yet."""
+        return len(self._queue)
+
+    # -------------------------------------------------------------- queueing
+
+    def _make_room(self, size: int) -> None:
+        while self._queue and (len(self._queue) >= MAX_COMMANDS or
+                               self._bytes + size > MAX_BYTES):
+            self._read_one()
+
+    def _send(self, cursor: Any, size: int, send: Any, unsure: bool, binary: bool = False,
+              stmt: Any = None) -> Any:
+        """Queue one command: `send()` writes it (the core's send_query or
+        stmt_execute(send_only=True)) and its result is returned; `size` is its length
+        in bytes; `unsure`: it may change the sql_mode (check_statement)."""
+        self._make_room(size)
+        result = send()
+        entry = _Entry(cursor, binary, size, stmt, self._count, unsure)
+        self._count += 1
+        self._queue.append(entry)
+        self._bytes += size
+        self._unsure += unsure
+        cursor._pipe_entry = entry
+        return result
+
+    # -------------------------------------------------------------- reading
+
+    def _read_one(self) -> None:
+        entry = self._queue.popleft()
+        self._bytes -= entry.size
+        self._unsure -= entry.unsure
+        conn = self._conn
+        core = conn._conn
+        cur = entry.cursor
+        mine = cur._pipe_entry is entry
+        try:
+            field_count = core.read_response(binary=entry.binary)
+            if mine:
+                cur._read_result(core, field_count)
+                if entry.stmt is not None:
+                    cur._stmt = entry.stmt
+                sets = []
+                while core.more_results:   # a CALL, a multi-statement text
+                    field_count = core.next_result()
+                    if field_count < 0:
+                        break
+                    first = (cur.description, cur.description_flags, cur._rows,
+                             cur.rowcount, cur.lastrowid, cur.warning_count)
+                    cur._read_result(core, field_count)
+                    sets.append((cur.description, cur.description_flags, cur._rows,
+                                 cur.rowcount, cur.lastrowid, cur.warning_count))
+                    (cur.description, cur.description_flags, cur._rows, cur.rowcount,
+                     cur.lastrowid, cur.warning_count) = first
+                cur._pipe_sets = sets or None
+            elif core.more_results or core.rows_pending:
+                core.discard()   # an earlier execute of a cursor that executed again
+        except Error as exc:
+            self._failed(entry, exc, mine)
+            if not core.open:   # lost: no later response will come
+                self._lost(exc)
+        finally:
+            if mine:
+                cur._pipe_entry = None
+
+    def _failed(self, entry: _Entry, exc: Error, mine: bool) -> None:
+        if mine:
+            entry.cursor._pipe_error = exc
+        self.errors.append((entry.index, entry.cursor, exc))
+        self._unraised.append(exc)
+        msg = exc.args[1] if len(exc.args) > 1 else None
+        if isinstance(exc, OperationalError) and isinstance(msg, str) and \
+                "timed out" in msg and "pipelining=False" not in msg:
+            exc.args = (exc.args[0], msg + _TIMEOUT_HINT % (len(self._queue) + 1)) + \
+                exc.args[2:]
+
+    def _lost(self, exc: Error) -> None:
+        """The connection is gone: the statements still queued may or may not have run;
+        their cursors hold an OperationalError saying so (none is reported done)."""
+        while self._queue:
+            entry = self._queue.popleft()
+            cur = entry.cursor
+            if cur._pipe_entry is entry:
+                err = OperationalError(
+                    exc.args[0] if exc.args else 2013,
+                    "the connection was lost before this pipelined statement's answer "
+                    "was read (it may or may not have run): %s"
+                    % (exc.args[1] if len(exc.args) > 1 else exc))
+                cur._pipe_error = err
+                cur._pipe_entry = None
+                self.errors.append((entry.index, cur, err))
+        self._bytes = 0
+        self._unsure = 0
+
+    def _read(self, upto: Optional[_Entry]) -> None:
+        """Read the queued responses up to `upto` (all: None) into their cursors."""
+        while self._queue:
+            entry = self._queue[0]
+            self._read_one()
+            if entry is upto:
+                break
+
+    def _raise_first(self) -> None:
+        if self._unraised:
+            first = self._unraised[0]
+            self._unraised = []
+            first.pipeline_errors = list(self.errors)
+            self._conn._note_error(first)
+            raise first
+
+    def sync(self) -> None:
+        """Read every queued response into its cursor, then raise the first error not
+        raised yet (its ``pipeline_errors``: :attr:`errors`)."""
+        self._read(None)
+        self._raise_first()
+
+    def _wait_for(self, cursor: Any) -> None:
+        """A cursor fetches: read up to its response, raise the first error."""
+        entry = cursor._pipe_entry
+        if entry is not None:
+            self._read(entry)
+        self._raise_first()

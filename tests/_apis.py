@@ -173,6 +173,8 @@ class _Proxy:
             return AioConnection._for(value)
         if isinstance(value, mysqlc.aio.cursors.BaseCursor):
             return AioCursor._for(value, self._owner)
+        if isinstance(value, mysqlc.aio.connection.Pipeline):
+            return _PipelineProxy._for(value, self._owner)
         if isinstance(value, mysqlc.aio.cursors._RecordBatches):
             return _BatchesProxy(value, self._owner)
         if hasattr(value, "__anext__"):
@@ -305,6 +307,22 @@ class AioConnection(_Proxy):
             pass
         self._fin.detach()
         lt.stop()
+
+
+class _PipelineProxy(_Proxy):
+    """A :class:`mysqlc.aio.connection.Pipeline` used synchronously (``with``)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def _for(cls, ap: Any, owner: "AioConnection") -> "_PipelineProxy":
+        proxy = cls.__new__(cls)
+        object.__setattr__(proxy, "_a", ap)
+        object.__setattr__(proxy, "_owner", owner)
+        return proxy
+
+    def __len__(self) -> int:
+        return len(self._a)
 
 
 class AioCursor(_Proxy):

@@ -8,6 +8,10 @@ import pytest
 import mysqlc
 from mysqlc import _pipeline
 
+from _apis import sync_obj
+
+pytestmark = pytest.mark.both_apis
+
 
 def _setup(conn, table="pl_t"):
     cur = conn.cursor()
@@ -44,7 +48,7 @@ def test_error_at_sync_point_later_statements_ran(conn):
             c.execute("INSERT INTO pl_t VALUES (2, 'y')")
     assert info.value.args[0] == 1146
     errors = info.value.pipeline_errors
-    assert [(i, cur) for i, cur, _ in errors] == [(1, b)]
+    assert [(i, cur) for i, cur, _ in errors] == [(1, sync_obj(b))]
     # the statement after the failed one ran (the server runs every command it got)
     assert c.rowcount == 1
     with pytest.raises(mysqlc.ProgrammingError):

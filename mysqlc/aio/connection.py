@@ -149,7 +149,12 @@ def _shell(name: str, doc_owner: type, mode: str) -> Callable[..., Any]:
         what = "Awaitable"
     elif mode == "now":
         async def method(self: Any, *args: Any, **kwargs: Any) -> Any:
-            return getattr(self._sync_obj, name)(*args, **kwargs)
+            obj = self._sync_obj
+            if getattr(obj, "_pipe_entry", None) is not None:
+                # a pipelined result not read yet (Connection.pipeline): read in the
+                # greenlet, with every response queued before it
+                return await self._worker.run(getattr(obj, name), *args, **kwargs)
+            return getattr(obj, name)(*args, **kwargs)
         what = "Awaitable (no I/O)"
     else:
         def method(self: Any, *args: Any, **kwargs: Any) -> Any:   # type: ignore[misc]
@@ -307,6 +312,17 @@ class Connection:
         """The :class:`mysqlc.connections.Connection` this shell drives."""
         return self._sync_obj
 
+    def pipeline(self) -> "Pipeline":
+        """``async with conn.pipeline() as p:`` -- :meth:`mysqlc.connections.Connection.
+        pipeline` (the same semantics; ``await p.sync()``).  Inside the block ``await
+        cur.execute()`` sends the command and returns -1 at once; a cursor's fetch reads
+        its result (and every one queued before it) in the connection's greenlet.
+        Cancelled while the block's responses are read: the statements already sent run
+        on the server anyway (it has them); the cancellation stops the one running and
+        drains, or closes the connection past the budget (then the unread ones' cursors
+        hold OperationalError: not reported done)."""
+        return Pipeline(self)
+
     @property
     def closed(self) -> bool:
         """True once the connection was closed or its stream ended (aiomysql's)."""
@@ -431,6 +447,33 @@ class Connection:
                 engine.close()
             except Exception:   # noqa: BLE001 - interpreter shutdown, a closed loop
                 pass
+
+
+class Pipeline:
+    """The asyncio shell of :class:`mysqlc._pipeline.Pipeline` (``conn.pipeline()``)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._worker = conn._worker
+        self._sync_obj = conn._sync_obj.pipeline()
+
+    async def __aenter__(self) -> "Pipeline":
+        self._sync_obj.__enter__()   # no I/O
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self._worker.run(self._sync_obj.__exit__, *exc)
+
+    async def sync(self) -> None:
+        """Awaitable :meth:`mysqlc._pipeline.Pipeline.sync`."""
+        await self._worker.run(self._sync_obj.sync)
+
+    def __len__(self) -> int:
+        return len(self._sync_obj)
+
+    @property
+    def errors(self) -> list:
+        """The sync pipeline's ``errors``."""
+        return self._sync_obj.errors
 
 
 install(Connection, connections.Connection,

@@ -195,3 +195,115 @@ def test_other_commands_sync_first(conn):
         with pytest.raises(mysqlc.ProgrammingError, match="already"):
             with conn.pipeline():
                 pass
+
+
+from test_tls_default import certs, tls_server, tls_test   # noqa: E402,F401 (fixtures)
+
+MODES = {"plain": {}, "tls": {"ssl_mode": "REQUIRED"}, "compress": {"compress": True}}
+
+
+def _mode_server(request, mode):
+    """The session's server, or for TLS the private TLS server of test_tls_default."""
+    return request.getfixturevalue("tls_server" if mode == "tls" else "server")
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_bound_holds_tls_and_compressed(request, mode):
+    """Results far beyond the socket buffers (10,000 x 2 KB) under TLS and compression:
+    the client reads while it still sends, so neither side blocks the other."""
+    srv = _mode_server(request, mode)
+    conn = mysqlc.connect(read_timeout=20, write_timeout=20, **MODES[mode],
+                          **srv.connect_kwargs())
+    try:
+        if mode == "tls":
+            assert conn.tls_info() is not None
+        curs = [conn.cursor() for _ in range(3)]
+        with conn.pipeline() as p:
+            for i in range(10000):
+                curs[i % 3].execute("SELECT %d, REPEAT('q', 2000)" % i)
+                assert len(p) <= _pipeline.MAX_COMMANDS
+        # each cursor holds the result of its own last execute
+        assert [tuple(c.fetchall()) for c in curs] == [
+            ((i, "q" * 2000),) for i in (9999, 9997, 9998)]
+        last = conn.cursor()
+        with conn.pipeline():
+            last.execute("SELECT 42")
+        assert last.fetchall() == ((42,),)
+    finally:
+        conn.close()
+
+
+# ------------------------------------------------------------------- fault injection
+
+import test_faults as tf   # noqa: E402  (its proxy and helpers, reused)
+from _peer import Fault, FaultProxy   # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def _proxies():
+    made = {}
+    yield made
+    for _srv, p in made.values():
+        p.close()
+
+
+@pytest.fixture
+def mode_proxy(request, _proxies):
+    """(server, FaultProxy in front of it) for the test's mode (one proxy per server)."""
+    srv = _mode_server(request, request.node.callspec.params["mode"])
+    key = (srv.host, srv.port)
+    if key not in _proxies:
+        _proxies[key] = (srv, FaultProxy(key, arm_on_connect=False))
+    return _proxies[key]
+
+
+@pytest.fixture(scope="module")
+def proxy(server):
+    p = FaultProxy((server.host, server.port), arm_on_connect=False)
+    yield p
+    p.close()
+
+
+EXPECTED = [tuple((i, "r%d" % i) for i in range(1, 4)), ((2, "b"),), ((7,),)]
+
+
+def _three_pipelined(c):
+    curs = [c.cursor() for _ in range(3)]
+    try:
+        with c.pipeline():
+            curs[0].execute("SELECT seq, CONCAT('r', seq) FROM seq_1_to_3")
+            curs[1].execute("SELECT 2, 'b'")
+            curs[2].execute("SELECT 7")
+    finally:
+        # nothing is reported done that the server did not confirm: a cursor either
+        # holds its whole, correct result or raises
+        for cur, want in zip(curs, EXPECTED):
+            try:
+                got = cur.fetchall()
+            except (mysqlc.OperationalError, mysqlc.InterfaceError, mysqlc.ProgrammingError):
+                continue
+            assert tuple(got) == want
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_cut_at_every_byte_of_a_pipelined_exchange(mode_proxy, mode, api):
+    """Every byte of the responses on the sync API; on mysqlc.aio (the same engine and
+    wire) the headers and a sample, as tests/test_aio_faults.py (each aio case costs
+    descriptors of its own loop)."""
+    server, proxy = mode_proxy
+    kw = MODES[mode]
+    n = tf._measure(server, proxy, _three_pipelined, **kw)
+    for at in (range(n) if api == "sync" else tf._offsets(n, dense=24, samples=16)):
+        tf._run_case(server, proxy, Fault("s2c", at, "cut"), _three_pipelined, **kw)
+    for at in range(0, tf._measure(server, proxy, _three_pipelined, direction="c2s", **kw),
+                    7 if api == "sync" else 29):
+        tf._run_case(server, proxy, Fault("c2s", at, "cut"), _three_pipelined, **kw)
+    tf._check_server_still_fine(server)
+
+
+def test_stall_names_pipelining_false(server, proxy):
+    """A proxy that stalls on pipelined commands: an error within the read timeout that
+    names pipelining=False, no hang."""
+    n = tf._measure(server, proxy, _three_pipelined)
+    exc = tf._run_case(server, proxy, Fault("s2c", n // 2, "stall"), _three_pipelined)
+    assert "pipelining=False" in str(exc)

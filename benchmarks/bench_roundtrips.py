@@ -17,6 +17,11 @@ the report names.  Best of --repeat runs (default 3 at loopback, 2 through the p
 
     python benchmarks/bench_roundtrips.py [--rtt 0,0.5,1,2] [--repeat N] [--json out.json]
 
+Also (mysqlc only: the peers have no pipeline) 200 point SELECTs by primary key, one
+at a time vs inside ``conn.pipeline()``, and a SQLAlchemy ORM flush of 1,000 modified
+objects on ``mariadb+mysqlc`` vs ``mysql+mysqldb`` (mysqlclient) where SQLAlchemy is
+installed (``--pipeline-only`` runs just these two).
+
 Uses a private server (mysqlc.server) unless MYSQLC_TEST_DSN names one.
 """
 
@@ -126,12 +131,109 @@ def _proxy(port, one_way_ms):
     return p, int(p.stdout.readline())
 
 
+def _point_selects(kw, rtt, repeat):
+    """200 point SELECTs on mysqlc: a loop of execute+fetch vs one pipeline block."""
+    import mysqlc
+    conn = mysqlc.connect(**kw)
+    out = []
+    try:
+        curs = [conn.cursor() for _ in range(200)]
+        for how in ("loop", "pipeline"):
+            best = None
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                if how == "loop":
+                    got = []
+                    for i, cur in enumerate(curs):
+                        cur.execute("SELECT v FROM rt WHERE id = %s", (i,))
+                        got.append(cur.fetchone())
+                else:
+                    with conn.pipeline():
+                        for i, cur in enumerate(curs):
+                            cur.execute("SELECT v FROM rt WHERE id = %s", (i,))
+                    got = [cur.fetchone() for cur in curs]
+                dt = time.perf_counter() - t0
+                if got != [(0,)] * 200:
+                    raise SystemExit("point selects (%s): wrong rows" % how)
+                best = dt if best is None else min(best, dt)
+            out.append(dict(driver="mysqlc", mode=how, rtt_ms=rtt, kind="point200",
+                            seconds=best))
+            print("%-34s rtt %4.1f ms  %-8s %9.4f s" % ("mysqlc 200 point SELECTs", rtt, how,
+                                                        best), flush=True)
+    finally:
+        conn.close()
+    return out
+
+
+def _orm_flush(kw, rtt, repeat):
+    """The ORM's flush + commit of 1,000 modified objects (UPDATE by primary key)."""
+    try:
+        import sqlalchemy as sa
+        from sqlalchemy import orm
+    except ImportError:
+        return []
+    from decimal import Decimal as D
+    out = []
+    urls = [("mysqlc", "mariadb+mysqlc")]
+    try:
+        import MySQLdb  # noqa: F401
+        urls.append(("mysqlclient", "mysql+mysqldb"))
+    except ImportError:
+        pass
+    for name, scheme in urls:
+        engine = sa.create_engine("%s://%s:%s@%s:%d/%s" % (
+            scheme, kw["user"], kw["password"], kw["host"], kw["port"], kw["database"]))
+
+        class Base(orm.DeclarativeBase):
+            pass
+
+        class Item(Base):
+            __tablename__ = "orm_flush_items"
+            id = sa.Column(sa.Integer, primary_key=True, autoincrement=False)
+            name = sa.Column(sa.String(40))
+            price = sa.Column(sa.Numeric(12, 2))
+
+        try:
+            best = None
+            for r in range(repeat):
+                Base.metadata.drop_all(engine)
+                Base.metadata.create_all(engine)
+                with orm.Session(engine) as s:
+                    s.add_all([Item(id=i, name="n", price=D(i)) for i in range(N)])
+                    s.commit()
+                with orm.Session(engine) as s:
+                    items = s.scalars(sa.select(Item)).all()
+                    for it in items:
+                        it.name = "m%d" % it.id
+                        it.price = D(it.id) + D("0.5")
+                    t0 = time.perf_counter()
+                    s.flush()
+                    s.commit()
+                    dt = time.perf_counter() - t0
+                best = dt if best is None else min(best, dt)
+            with engine.connect() as c:
+                n = c.execute(sa.text("SELECT COUNT(*) FROM orm_flush_items "
+                                      "WHERE price = id + 0.5")).scalar()
+            if n != N:
+                raise SystemExit("ORM flush (%s): %r rows updated, not %d" % (name, n, N))
+        finally:
+            Base.metadata.drop_all(engine)
+            engine.dispose()
+        out.append(dict(driver=name, mode="orm", rtt_ms=rtt, kind="orm_flush1000",
+                        seconds=best))
+        print("%-34s rtt %4.1f ms  %-8s %9.4f s" % ("ORM flush x1,000: " + name, rtt, "",
+                                                    best), flush=True)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rtt", default="0,0.5,1,2", help="round-trip times in ms (0: direct)")
     ap.add_argument("--repeat", type=int, default=0, help="runs per cell (best kept)")
     ap.add_argument("--only", default="", help="comma-separated driver name prefixes")
     ap.add_argument("--json")
+    ap.add_argument("--pipeline-only", action="store_true",
+                    help="only the 200 point SELECTs, loop vs pipeline (mysqlc)")
     a = ap.parse_args(argv)
     import mysqlc
     drivers = _drivers()
@@ -151,7 +253,10 @@ def main(argv=None):
                 kw = dict(host="127.0.0.1", port=port, user=kw0["user"],
                           password=kw0["password"], database=kw0["database"])
                 repeat = a.repeat or (3 if rtt == 0 else 2)
-                for name, mode, connect, cursor in drivers:
+                _reset(admin, "update")    # ids 0..N-1 with v = 0
+                results.extend(_point_selects(kw, rtt, repeat))
+                results.extend(_orm_flush(kw, rtt, repeat))
+                for name, mode, connect, cursor in ([] if a.pipeline_only else drivers):
                     conn = connect(kw)
                     try:
                         for kind, (sql, rows_fn) in WORK.items():

@@ -170,6 +170,16 @@ class Pipeline:
             self._failed(entry, exc, mine)
             if not core.open:   # lost: no later response will come
                 self._lost(exc)
+        except BaseException:
+            # Ctrl-C (the core closed the connection and stopped the statement), an
+            # asyncio cancellation: this answer was not read, nor the later ones
+            if mine:
+                cur._pipe_error = OperationalError(
+                    2013, "the pipelined statement's answer was not read (interrupted; it "
+                    "may or may not have run)")
+            if not core.open:
+                self._lost(cur._pipe_error or OperationalError(2013, "interrupted"))
+            raise
         finally:
             if mine:
                 cur._pipe_entry = None

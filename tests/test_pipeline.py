@@ -307,3 +307,72 @@ def test_stall_names_pipelining_false(server, proxy):
     n = tf._measure(server, proxy, _three_pipelined)
     exc = tf._run_case(server, proxy, Fault("s2c", n // 2, "stall"), _three_pipelined)
     assert "pipelining=False" in str(exc)
+
+
+# ------------------------------------------------------------------- interrupts
+
+@pytest.mark.sync_only("a native asyncio test (the cancellation of an await)")
+def test_aio_cancel_during_a_sync_point(server):
+    """A cancelled fetch in a pipeline: the running statement is stopped (KILL QUERY),
+    the queued ones still ran, and the connection is usable or closed -- never out of
+    step."""
+    import asyncio
+    import time
+
+    import mysqlc.aio
+
+    async def main():
+        conn = await mysqlc.aio.connect(**server.connect_kwargs())
+        try:
+            a, b, c = conn.cursor(), conn.cursor(), conn.cursor()
+            t0 = time.monotonic()
+            async with conn.pipeline():
+                await a.execute("SELECT SLEEP(20)")
+                await b.execute("SELECT 2")
+                with pytest.raises(asyncio.TimeoutError):
+                    await asyncio.wait_for(b.fetchall(), 0.5)
+                assert time.monotonic() - t0 < 8
+                if not conn.closed:
+                    await c.execute("SELECT 3")
+            if conn.closed:
+                return "closed"
+            # SLEEP was stopped (its cursor holds the 1317 the server sent), the queued
+            # statement after it ran
+            with pytest.raises(mysqlc.OperationalError) as info:
+                await a.fetchall()
+            assert info.value.args[0] == 1317
+            assert await b.fetchall() == ((2,),)
+            assert await c.fetchall() == ((3,),)
+            await a.execute("SELECT 4")
+            assert await a.fetchall() == ((4,),)
+            return "drained"
+        finally:
+            conn.close()
+
+    assert asyncio.run(main()) in ("drained", "closed")
+
+
+@pytest.mark.sync_only("sync Ctrl-C (SIGINT in the main thread)")
+def test_sync_interrupt_closes_the_connection(conn_kwargs):
+    """Ctrl-C while a pipelined response is read: the running statement is stopped and
+    the connection closed; the cursors whose answers were not read raise."""
+    import signal
+    import threading
+
+    conn = mysqlc.connect(**conn_kwargs)
+    a, b = conn.cursor(), conn.cursor()
+    timer = threading.Timer(0.5, lambda: signal.pthread_kill(threading.main_thread().ident,
+                                                             signal.SIGINT))
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with conn.pipeline():
+                a.execute("SELECT SLEEP(20)")
+                b.execute("SELECT 2")
+                timer.start()
+                a.fetchall()
+        assert not conn.open
+        with pytest.raises(mysqlc.OperationalError):
+            b.fetchall()
+    finally:
+        timer.cancel()
+        conn.close()

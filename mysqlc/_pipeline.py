@@ -53,9 +53,10 @@ def check_statement(conn: Any, sql: bytes) -> bool:
 
 
 class _Entry:
-    __slots__ = ("cursor", "binary", "size", "stmt", "index", "unsure")
+    __slots__ = ("cursor", "binary", "size", "stmt", "index", "unsure", "seq")
 
-    def __init__(self, cursor, binary, size, stmt, index, unsure):
+    def __init__(self, cursor, binary, size, stmt, index, unsure, seq):
+        self.seq = seq
         self.cursor = cursor
         self.binary = binary
         self.size = size
@@ -127,7 +128,8 @@ class Pipeline:
         in bytes; `unsure`: it may change the sql_mode (check_statement)."""
         self._make_room(size)
         result = send()
-        entry = _Entry(cursor, binary, size, stmt, self._count, unsure)
+        seq = result[0] if binary else result   # where the response's sequence ids start
+        entry = _Entry(cursor, binary, size, stmt, self._count, unsure, seq)
         self._count += 1
         self._queue.append(entry)
         self._bytes += size
@@ -146,7 +148,7 @@ class Pipeline:
         cur = entry.cursor
         mine = cur._pipe_entry is entry
         try:
-            field_count = core.read_response(binary=entry.binary)
+            field_count = core.read_response(binary=entry.binary, seq=entry.seq)
             if mine:
                 cur._read_result(core, field_count)
                 if entry.stmt is not None:

@@ -1477,10 +1477,19 @@ class Connection:
             close(), as mysqlclient (``message`` is '' or, when the connection had
             been lost before the first close(), that loss's message).  Closing a
             connection that was lost (but not closed) succeeds.
+
+        Inside a :meth:`pipeline` block the responses still queued are not read: the
+        server runs those statements anyway (it has them, COM_QUIT comes after them),
+        and their cursors raise OperationalError 2006 saying their answers were not
+        read; the block's end then raises nothing for them.
         """
         core = self._conn
         if self._closed:
             raise self._closed_error()
+        pipe = self._pipeline
+        if pipe is not None and pipe._queue:
+            pipe._lost(OperationalError(2006, "close() was called inside the pipeline "
+                                              "block"))
         if core is not None:
             was_open = core.open
             if core.open and (core.rows_pending or core.more_results):

@@ -507,15 +507,18 @@ int mc_pipe_send_ready(mc_conn *c) {
 }
 
 /* The framed command is written now, without reading anything, and its response joins
-   the queue.  0 or -1 (the connection failed and is closed). */
+   the queue.  Returns the sequence id its response starts with (1 after a one-packet
+   command; a command of several 16 MiB packets moves it), or -1 (the connection failed
+   and is closed). */
 int mc_pipe_sent(mc_conn *c) {
+    int seq = c->seq;
     if (c->io->flush(c) < 0) return -1;
     c->pipe_pending++;
-    return 0;
+    return seq;
 }
 
-/* send_query(sql: bytes) -> None: COM_QUERY written at once, its response left queued
-   (pipe_pending + 1).  The caller bounds what is in flight (mysqlc/connections.py
+/* send_query(sql: bytes) -> int: COM_QUERY written at once, its response left queued
+   (pipe_pending + 1); returns the sequence id of the response, for read_response().  The caller bounds what is in flight (mysqlc/connections.py
    Pipeline: commands and bytes) so that the server never blocks writing responses while
    this write waits for it to read.  Statements that may be LOAD DATA LOCAL are refused by
    the caller (the file would come behind commands already sent). */
@@ -527,23 +530,29 @@ static PyObject *Conn_send_query(mc_conn *c, PyObject *arg) {
     if (mc_pipe_send_ready(c) < 0) goto done;
     if (mc_check_packet(c, 1 + (size_t)view.len, "the statement (COM_QUERY)") < 0) goto done;
     if (mc_send_query(c, view.buf, (size_t)view.len) < 0) goto done;
-    if (mc_pipe_sent(c) < 0) goto done;
-    ret = Py_NewRef(Py_None);
+    int seq = mc_pipe_sent(c);
+    if (seq < 0) goto done;
+    ret = PyLong_FromLong(seq);
 done:
     mc_conn_leave(c);
     PyBuffer_Release(&view);
     return ret;
 }
 
-/* read_response(binary=False) -> field count: the response of the oldest pipelined
-   command (a COM_QUERY, or a COM_STMT_EXECUTE with binary=True), read as query() reads
+/* read_response(binary=False, seq=1) -> field count: the response of the oldest pipelined
+   command (a COM_QUERY, or a COM_STMT_EXECUTE with binary=True; `seq`: what its send
+   returned), read as query() reads
    its own: rows are then stored/fetched and more results read with next_result() before
    the next read_response().  An ERR raises as query() does (the queue moves on); a
    connection failure closes the connection and empties the queue. */
 static PyObject *Conn_read_response(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"binary", NULL};
-    int binary = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|p", kwlist, &binary)) return NULL;
+    static char *kwlist[] = {"binary", "seq", NULL};
+    int binary = 0, seq = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pi", kwlist, &binary, &seq)) return NULL;
+    if (seq < 0 || seq > 255) {
+        PyErr_SetString(PyExc_ValueError, "seq must be a sequence id (0..255)");
+        return NULL;
+    }
     if (mc_conn_enter(c) < 0) return NULL;
     PyObject *ret = NULL;
     if (c->state != ST_IDLE) {
@@ -560,7 +569,7 @@ static PyObject *Conn_read_response(mc_conn *c, PyObject *args, PyObject *kwds) 
     c->pipe_reading = 1;
     c->binary = binary;
     c->cursor_wanted = 0;
-    c->seq = 1;   /* the response follows its command (sequence id 0) */
+    c->seq = (uint8_t)seq;   /* the response follows its command's last packet */
     Py_ssize_t nc = mc_read_query_response(c);
     c->pipe_reading = 0;
     if (nc >= 0) ret = PyLong_FromSsize_t(nc);
@@ -1068,9 +1077,10 @@ static PyMethodDef Conn_methods[] = {
      " write_timeout=None)"},
     {"query", (PyCFunction)Conn_query, METH_O, "query(sql: bytes) -> field count"},
     {"send_query", (PyCFunction)Conn_send_query, METH_O,
-     "send_query(sql: bytes) -> None: COM_QUERY written, its response queued (pipelining)"},
+     "send_query(sql: bytes) -> int: COM_QUERY written, its response queued (pipelining);"
+     " the response's sequence id"},
     {"read_response", (PyCFunction)(void (*)(void))Conn_read_response, METH_VARARGS | METH_KEYWORDS,
-     "read_response(binary=False) -> field count of the oldest queued response"},
+     "read_response(binary=False, seq=1) -> field count of the oldest queued response"},
     {"query_attributes", (PyCFunction)Conn_query_attributes, METH_VARARGS,
      "query_attributes(sql: bytes, attributes: sequence of (name, value), encoding='utf-8')"
      " -> field count: COM_QUERY with query attributes (CLIENT_QUERY_ATTRIBUTES)"},

@@ -115,7 +115,8 @@ done:
    and the types with names every time (the returned types are then None).
    `types` is the previous execute's parameter types (bytes) so that they are re-sent only
    when they change; parameters whose str/bytes value is longer than long_data_threshold
-   (> 0) are sent first with COM_STMT_SEND_LONG_DATA. */
+   (> 0) are sent first with COM_STMT_SEND_LONG_DATA.  send_only=True (pipelining): the
+   command is written and its response queued; returns (response sequence id, types). */
 PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"statement_id", "params", "types", "cursor", "long_data_threshold",
                              "encoding", "attributes", "send_only", NULL};
@@ -246,8 +247,9 @@ PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     c->cursor_stmt = (uint32_t)stmt_id;
     if (mc_conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) goto done;
     if (send_only) {   /* pipelined: the response is read later with read_response() */
-        if (mc_pipe_sent(c) < 0) goto done;
-        ret = Py_BuildValue("(OO)", Py_None, newtypes ? newtypes : Py_None);
+        int seq = mc_pipe_sent(c);
+        if (seq < 0) goto done;
+        ret = Py_BuildValue("(iO)", seq, newtypes ? newtypes : Py_None);
         goto done;
     }
     Py_ssize_t nc = mc_read_query_response(c);

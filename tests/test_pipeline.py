@@ -376,3 +376,42 @@ def test_sync_interrupt_closes_the_connection(conn_kwargs):
     finally:
         timer.cancel()
         conn.close()
+
+
+def test_command_of_several_packets_in_flight(conn):
+    """A statement over 16 MiB (several packets: its response's sequence ids start after
+    them) between two queued ones, text and prepared."""
+    big = "b" * ((16 << 20) + 100)
+    a, b, c = conn.cursor(), conn.cursor(), conn.cursor(prepared=True)
+    c.execute("SELECT LENGTH(%s)", ("x",))     # prepared outside the block
+    with conn.pipeline():
+        a.execute("SELECT 1")
+        b.execute("SELECT LENGTH('%s')" % big)
+        c.execute("SELECT LENGTH(%s)", (big,))
+        a2 = conn.cursor()
+        a2.execute("SELECT 2")
+    assert a.fetchall() == ((1,),)
+    assert b.fetchall() == ((len(big),),)
+    assert c.fetchall() == ((len(big),),)
+    assert a2.fetchall() == ((2,),)
+
+
+def test_close_inside_the_block(conn_kwargs):
+    conn = mysqlc.connect(**conn_kwargs)
+    cur = conn.cursor()
+    with conn.pipeline():
+        cur.execute("SELECT 1")
+        conn.close()
+    with pytest.raises(mysqlc.OperationalError, match="not read|lost"):
+        cur.fetchall()
+
+
+def test_exception_in_the_block_keeps_the_connection_in_step(conn):
+    cur = conn.cursor()
+    with pytest.raises(ValueError):
+        with conn.pipeline():
+            cur.execute("SELECT 1")
+            raise ValueError("the block's own error")
+    assert cur.fetchall() == ((1,),)
+    cur.execute("SELECT 2")
+    assert cur.fetchall() == ((2,),)

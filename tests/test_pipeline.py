@@ -415,3 +415,23 @@ def test_exception_in_the_block_keeps_the_connection_in_step(conn):
     assert cur.fetchall() == ((1,),)
     cur.execute("SELECT 2")
     assert cur.fetchall() == ((2,),)
+
+
+def test_escaping_while_a_mode_change_is_queued(conn):
+    """A queued SET sql_mode whose answer is unread: the tracked mode is the old one, so
+    the values after it are not escaped for it (an escaping that trusted it would store
+    'back\\slash' wrongly under NO_BACKSLASH_ESCAPES)."""
+    _setup(conn)
+    cur = conn.cursor()
+    values = ["back\\slash", "it's", "\\'; DROP TABLE pl_t; -- ", "tail\\"]
+    try:
+        with conn.pipeline():
+            cur.execute("SET sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')")
+            assert sync_obj(conn)._escape_mode() is None      # uncertain while queued
+            for i, v in enumerate(values):
+                cur.execute("INSERT INTO pl_t VALUES (%s, %s)", (i, v))
+        cur.execute("SELECT v FROM pl_t ORDER BY id")
+        assert [r[0] for r in cur.fetchall()] == values
+    finally:
+        cur.execute("SET sql_mode = REPLACE(@@sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
+        conn.rollback()

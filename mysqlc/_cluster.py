@@ -496,19 +496,29 @@ _NAME_OK = re.compile(r"\A[^\x00`]{1,64}\Z")
 
 
 class Write:
-    """A staged write of `table` (docs/cluster.md, "Writes"): every partition (block
-    task) loads into its own staging table ``_mysqlc_stage_<run>_<i>`` (dropped and
-    created again when the task is run again, so a retried partition leaves no row of
-    its failed run); :meth:`finish` copies every staging table into the target with one
-    ``INSERT ... SELECT`` each inside one transaction, then drops them.  A failure
-    before the commit leaves the target as it was.
+    """A write of `table` in partitions (docs/cluster.md, "Writes") that no retried or
+    failed partition leaves twice.  Two modes:
+
+    * **staged** (``atomic=True``, the default for ``"fail"`` and ``"append"``): every
+      partition loads into its own staging table ``_mysqlc_stage_<run>_<i>`` (dropped
+      and made again when the task runs again); :meth:`finish` copies them into the
+      target with one ``INSERT ... SELECT`` each inside one transaction, then drops
+      them.  A failed write leaves the target as it was.
+    * **direct** (always for ``"replace"``, whose new table is invisible until the final
+      ``RENAME TABLE``; ``atomic=False`` otherwise): every partition loads straight
+      into the target inside one transaction that also inserts the partition's number
+      into the ledger table ``_mysqlc_done_<run>`` (PRIMARY KEY): a re-run of a
+      partition whose load committed finds its number there and loads nothing; two
+      runs at once serialise on the ledger row.  No copy, so about half the server's
+      work; needs a transactional (InnoDB) target.  With ``"append"`` the committed
+      partitions of a write that fails stay in the table (no duplicates).
 
     With `schema` (an Arrow schema) a missing target is created at once; without it
-    (Ray: the blocks' schema is known only in the tasks) the staging tables are made
-    from their data's schema and the target ``LIKE`` the first of them at the end."""
+    (Ray: the blocks' schema is known only in the tasks) the tables are made from the
+    data's schema in the tasks (staged: the target ``LIKE`` the first staging table)."""
 
     def __init__(self, source: Source, table: str, if_exists: str,
-                 schema: Any = None) -> None:
+                 schema: Any = None, atomic: bool = True) -> None:
         if if_exists not in ("fail", "replace", "append"):
             raise ValueError("if_exists must be 'fail', 'replace' or 'append', not %r"
                              % (if_exists,))
@@ -519,6 +529,8 @@ class Write:
         self.table = table
         self.if_exists = if_exists
         self.run = uuid.uuid4().hex[:12]
+        self.direct = if_exists == "replace" or not atomic
+        self.ledger = "_mysqlc_done_%s" % self.run
         self.columns: Optional[list[str]] = list(schema.names) if schema is not None else None
         conn = source.connect()
         try:
@@ -532,6 +544,10 @@ class Write:
             if not self.target_exists and schema is not None:
                 conn.cursor().execute(create_table_sql(self.target, schema))
                 self.target_exists = True
+            if self.direct:
+                conn.cursor().execute("CREATE TABLE %s (part INT NOT NULL PRIMARY KEY, "
+                                      "row_count BIGINT NOT NULL) ENGINE=InnoDB"
+                                      % _q(self.ledger))
         finally:
             conn.close()
 
@@ -542,35 +558,40 @@ class Write:
         return ("mysqlc.Write", self.run)
 
     def finish(self, stages: Sequence[str]) -> int:
-        """Copy `stages` into the target in one transaction; drop them.  Rows copied."""
-        stages = list(dict.fromkeys(stages))
+        """Staged: copy `stages` into the target in one transaction.  Direct: the rows
+        the ledger counts.  Then ``"replace"``'s RENAME, and the staging tables (the
+        ledger) dropped.  Returns the rows written."""
+        stages = list(dict.fromkeys(s for s in stages if s))
         conn = self.source.connect()
         total = 0
         try:
             cur = conn.cursor()
-            if not stages:
-                return 0
-            if not table_exists(conn, self.target):
-                cur.execute("CREATE TABLE %s LIKE %s" % (_q(self.target), _q(stages[0])))
-            columns = self.columns
-            if columns is None:
-                cur.execute("SELECT * FROM %s LIMIT 0" % _q(stages[0]))
-                columns = [d[0] for d in cur.description]
-            cols = ", ".join(_q(c) for c in columns)
-            cur.execute("BEGIN")
-            try:
-                for stage in stages:
-                    cur.execute("INSERT INTO %s (%s) SELECT %s FROM %s"
-                                % (_q(self.target), cols, cols, _q(stage)))
-                    total += cur.rowcount
-                cur.execute("COMMIT")
-            except BaseException:
+            if self.direct:
+                cur.execute("SELECT COALESCE(SUM(row_count), 0) FROM %s" % _q(self.ledger))
+                total = int(cur.fetchone()[0])
+                conn.commit()
+            elif stages:
+                if not table_exists(conn, self.target):
+                    cur.execute("CREATE TABLE %s LIKE %s" % (_q(self.target), _q(stages[0])))
+                columns = self.columns
+                if columns is None:
+                    cur.execute("SELECT * FROM %s LIMIT 0" % _q(stages[0]))
+                    columns = [d[0] for d in cur.description]
+                cols = ", ".join(_q(c) for c in columns)
+                cur.execute("BEGIN")
                 try:
-                    cur.execute("ROLLBACK")
-                except Exception:
-                    pass
-                raise
-            if self.if_exists == "replace":
+                    for stage in stages:
+                        cur.execute("INSERT INTO %s (%s) SELECT %s FROM %s"
+                                    % (_q(self.target), cols, cols, _q(stage)))
+                        total += cur.rowcount
+                    cur.execute("COMMIT")
+                except BaseException:
+                    try:
+                        cur.execute("ROLLBACK")
+                    except Exception:
+                        pass
+                    raise
+            if self.if_exists == "replace" and table_exists(conn, self.target):
                 old = "_mysqlc_old_%s" % self.run
                 if table_exists(conn, self.table):
                     cur.execute("RENAME TABLE %s TO %s, %s TO %s"
@@ -584,7 +605,7 @@ class Write:
             conn.close()
 
     def abort(self) -> None:
-        """Drop the staging tables of this run (and the new table of
+        """Drop the staging tables and the ledger of this run (and the new table of
         ``if_exists='replace'``)."""
         conn = self.source.connect()
         try:
@@ -597,25 +618,55 @@ class Write:
             cur = conn.cursor()
             cur.execute("SELECT TABLE_NAME FROM information_schema.TABLES WHERE "
                         "TABLE_SCHEMA = DATABASE() AND (TABLE_NAME LIKE %s OR TABLE_NAME "
-                        "= %s)", ("\\_mysqlc\\_stage\\_%s\\_%%" % self.run,
-                                  self.target if self.if_exists == "replace" else ""))
+                        "IN (%s, %s))", ("\\_mysqlc\\_stage\\_%s\\_%%" % self.run,
+                                         self.ledger,
+                                         self.target if self.if_exists == "replace" else ""))
             for (name,) in cur.fetchall():
                 cur.execute("DROP TABLE IF EXISTS %s" % _q(name))
         except Exception:
             pass   # the original error (or the result) matters more
 
 
+_ER_DUP_ENTRY = 1062
+
+
 def write_part(write: Write, index: int, data: Any, load_options: Mapping[str, Any],
                fault: Optional[Callable[[str], None]] = None) -> tuple[str, int]:
-    """Load `data` (Arrow or pandas) into the staging table of partition `index`, made
-    anew (``LIKE`` the target, or from the data's Arrow schema when the target is made
-    at the end); returns ``(stage, rows)``.  `fault` (tests) is called with the
-    staging table's name after the load."""
+    """Load `data` (Arrow or pandas) as partition `index` of `write`; returns ``(staging
+    table or "", rows)``.  Staged: into a staging table made anew (``LIKE`` the target,
+    or from the data's Arrow schema when the target is made at the end).  Direct: into
+    the target, in one transaction with the partition's ledger row (nothing when the
+    ledger has it already).  `fault` (tests) is called with the table's name after the
+    load has been committed."""
     from .bulk import load_table
-    stage = write.stage_name(index)
+    from .errors import IntegrityError
     conn = write.source.connect(local_infile=True)
     try:
         cur = conn.cursor()
+        if write.direct:
+            if not write.target_exists:
+                cur.execute(create_table_sql(write.target, _arrow_schema(data))
+                            .replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+            conn.begin()
+            try:
+                # first: a second run of this partition waits here for the first's
+                # commit, then finds the row
+                cur.execute("INSERT INTO %s VALUES (%%s, 0)" % _q(write.ledger), (index,))
+            except IntegrityError as exc:
+                conn.rollback()
+                if exc.args[0] != _ER_DUP_ENTRY:
+                    raise
+                return "", 0     # loaded by an earlier run: the ledger counts its rows
+            rows = 0
+            if data is not None and len(data):
+                rows = load_table(cur, write.target, data, **dict(load_options))
+            cur.execute("UPDATE %s SET row_count = %%s WHERE part = %%s" % _q(write.ledger),
+                        (rows, index))
+            conn.commit()
+            if fault is not None:
+                fault(write.target)
+            return "", rows
+        stage = write.stage_name(index)
         cur.execute("DROP TABLE IF EXISTS %s" % _q(stage))
         if write.target_exists:
             cur.execute("CREATE TABLE %s LIKE %s" % (_q(stage), _q(write.target)))

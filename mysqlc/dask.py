@@ -230,18 +230,27 @@ class _PartitionWriter:
 
 def to_table(ddf: dd.DataFrame, table: str, source: _SourceArg, *,
              if_exists: str = "fail", index: bool = False, batch_rows: Optional[int] = None,
-             on_warning: str = "warn", retries: Optional[int] = None,
+             on_warning: str = "warn", atomic: bool = True, retries: Optional[int] = None,
              _fault: Optional[Callable[[str], None]] = None) -> int:
     """Write `ddf` into `table`; returns the rows written.  Runs at once (not lazy).
 
     Every partition is loaded on a worker with :func:`mysqlc.load_table` (LOAD DATA
-    LOCAL INFILE) into its own staging table ``_mysqlc_stage_<run>_<i>`` (``CREATE
-    TABLE ... LIKE`` the target), dropped and made again when the task runs again;
-    when all are loaded the client copies them with one ``INSERT ... SELECT`` each, in
-    one transaction, and drops them.  A retried partition therefore leaves no row of
-    its failed run, and a write that fails leaves the table as it was (staging tables
-    dropped).  Needs CREATE and DROP privileges in the database and ``local_infile``
-    on the server (else ``load_table`` falls back to INSERT).
+    LOCAL INFILE), in one of two ways (docs/cluster.md, "Writes"):
+
+    * staged (``if_exists`` "fail" or "append" with ``atomic=True``, the default): into
+      its own staging table ``_mysqlc_stage_<run>_<i>`` (``CREATE TABLE ... LIKE`` the
+      target), dropped and made again when the task runs again; when all are loaded
+      the client copies them with one ``INSERT ... SELECT`` each, in one transaction,
+      and drops them.  A write that fails leaves the table as it was.
+    * direct (``if_exists="replace"``, whose new table is swapped in by one ``RENAME
+      TABLE`` at the end; or ``atomic=False``): into the target, in one transaction per
+      partition that also inserts the partition's number into a ledger table
+      ``_mysqlc_done_<run>``; a re-run of a committed partition loads nothing.  No copy;
+      with "append" a failed write keeps the partitions committed before it.
+
+    Either way a retried partition leaves no row twice.  Needs CREATE and DROP
+    privileges in the database, a transactional (InnoDB) target for the direct way, and
+    ``local_infile`` on the server (else ``load_table`` falls back to INSERT).
 
     Parameters
     ----------
@@ -254,6 +263,9 @@ def to_table(ddf: dd.DataFrame, table: str, source: _SourceArg, *,
         Write the index as column(s) too (``reset_index()``).
     batch_rows, on_warning
         As :func:`mysqlc.load_table` (on each partition).
+    atomic : bool
+        For "fail"/"append": True (default) stages and copies in one transaction (the
+        server writes the rows twice); False loads straight into the table.
     retries : int, optional
         Dask's task retries (``dask.compute(..., retries=)``, distributed scheduler).
     """
@@ -263,7 +275,7 @@ def to_table(ddf: dd.DataFrame, table: str, source: _SourceArg, *,
     src = Source(source)
     meta = ddf._meta
     schema = pa.Schema.from_pandas(meta, preserve_index=False)
-    write = Write(src, table, if_exists, schema)
+    write = Write(src, table, if_exists, schema, atomic)
     opts: dict[str, Any] = {"on_warning": on_warning}
     if batch_rows is not None:
         opts["batch_rows"] = batch_rows

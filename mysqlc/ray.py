@@ -133,11 +133,14 @@ def read_sql(sql: Optional[str], source: _SourceArg, *, table: Union[str, tuple[
 class MySQLDatasink(Datasink):  # type: ignore[misc]
     """``Dataset.write_datasink(MySQLDatasink(table, source, if_exists=...))``.
 
-    Every write task loads its blocks with :func:`mysqlc.load_table` into its own
-    staging table ``_mysqlc_stage_<run>_<task index>`` (dropped and made again when Ray
-    runs the task again); ``on_write_complete`` copies all of them into `table` with
-    one ``INSERT ... SELECT`` each in one transaction and drops them;
-    ``on_write_failed`` drops them.  A retried task (``ray_remote_args={"max_retries":
+    Every write task loads its blocks with :func:`mysqlc.load_table`, the two ways of
+    :func:`mysqlc.dask.to_table`: staged (``"fail"``/``"append"`` with ``atomic=True``:
+    into its own staging table ``_mysqlc_stage_<run>_<task index>``, dropped and made
+    again when Ray runs the task again; ``on_write_complete`` copies all of them into
+    `table` with one ``INSERT ... SELECT`` each in one transaction) or direct
+    (``"replace"``, or ``atomic=False``: into the target in one transaction with the
+    task's row in a ledger table, so a re-run of a committed task loads nothing);
+    ``on_write_failed`` drops what the write made.  A retried task (``ray_remote_args={"max_retries":
     n, "retry_exceptions": True}``) leaves no duplicated row, a failed write no row.
     `if_exists`: ``"fail"`` (ValueError when the table exists), ``"append"`` (created
     ``LIKE`` the first staging table when missing), ``"replace"`` (a new table swapped
@@ -146,8 +149,9 @@ class MySQLDatasink(Datasink):  # type: ignore[misc]
 
     def __init__(self, table: str, source: _SourceArg, *, if_exists: str = "fail",
                  batch_rows: Optional[int] = None, on_warning: str = "warn",
+                 atomic: bool = True,
                  _fault: Optional[Callable[[str], None]] = None) -> None:
-        self._write = Write(Source(source), table, if_exists)
+        self._write = Write(Source(source), table, if_exists, None, atomic)
         self._load: dict[str, Any] = {"on_warning": on_warning}
         if batch_rows is not None:
             self._load["batch_rows"] = batch_rows

@@ -5,6 +5,7 @@ table, empty partitions, a skewed key), a connection KILLed mid-partition, Dask
 retries, staged writes (a retried and a failed partition), ``as_of``, and the password
 kept out of reprs, tokens and task keys."""
 
+import collections
 import fcntl
 import pickle
 import sys
@@ -421,28 +422,43 @@ class _FailAfterLoad:
                 raise RuntimeError("injected failure after loading %s" % stage)
 
 
-def test_retried_write_leaves_no_duplicates(client, src, tmp_path):
+@pytest.mark.parametrize("mode", ["staged", "direct", "replace"])
+def test_retried_write_leaves_no_duplicates(client, src, tmp_path, mode):
+    """A partition that fails after its load (staged: the staging table's; direct: the
+    committed load into the table) and is retried by Dask leaves its rows once."""
+    kw = {"staged": {"if_exists": "append"},
+          "direct": {"if_exists": "append", "atomic": False},
+          "replace": {"if_exists": "replace"}}[mode]
     _exec(src, "DROP TABLE IF EXISTS dk_w",
-          "CREATE TABLE dk_w (id INT, v VARCHAR(10))",
+          "CREATE TABLE dk_w (id BIGINT, v LONGTEXT)",
           "INSERT INTO dk_w VALUES (-1, 'old')")
+    old = [] if mode == "replace" else [-1]
     try:
         pdf = pd.DataFrame({"id": range(1000), "v": ["v%d" % i for i in range(1000)]})
         ddf = dd.from_pandas(pdf, npartitions=4)
         log = str(tmp_path / "fails")
-        n = mdask.to_table(ddf, "dk_w", src, if_exists="append", retries=2,
-                           _fault=_FailAfterLoad(log, limit=3))
+        n = mdask.to_table(ddf, "dk_w", src, retries=2, _fault=_FailAfterLoad(log, limit=3),
+                           **kw)
         assert n == 1000
         assert len(_log(log)) == 3                    # three partitions failed once
         got = _expected(src, "SELECT id, v FROM dk_w ORDER BY id")
-        assert got["id"].tolist() == [-1] + list(range(1000))
+        assert got["id"].tolist() == old + list(range(1000))
+        assert got["v"].tolist()[len(old):] == ["v%d" % i for i in range(1000)]
         assert _staging_tables(src) == []
 
-        # a failure that outlasts the retries: the table is as it was
+        # a failure that outlasts the retries
         log2 = str(tmp_path / "fails2")
         with pytest.raises(RuntimeError, match="injected"):
-            mdask.to_table(ddf, "dk_w", src, if_exists="append", retries=0,
-                           _fault=_FailAfterLoad(log2, limit=1))
-        assert len(_expected(src, "SELECT id FROM dk_w")) == 1001
+            mdask.to_table(ddf, "dk_w", src, retries=0, _fault=_FailAfterLoad(log2, limit=1),
+                           **kw)
+        ids = _expected(src, "SELECT id FROM dk_w ORDER BY id")["id"].tolist()
+        if mode == "direct":
+            # every partition committed its load (the fault comes after the commit) and
+            # stays: each row of the second write once, beside the first write's
+            assert ids[0] == -1
+            assert collections.Counter(ids[1:]) == {i: 2 for i in range(1000)}
+        else:
+            assert ids == old + list(range(1000))     # as it was
         assert _staging_tables(src) == []
     finally:
         _exec(src, "DROP TABLE IF EXISTS dk_w")

@@ -3,6 +3,7 @@
 partitioning rules, a connection KILLed mid-block, the datasink (write then read back,
 a retried write task, a failed write), and no password in the datasource's repr."""
 
+import collections
 import fcntl
 import sys
 import time
@@ -206,6 +207,27 @@ def test_kill_mid_block_reread_once(ray_local, src, root_kw, tmp_path):
         _exec(src, "DROP TABLE IF EXISTS ry_wide")
 
 
+def test_ray_task_retries_no_duplicates(ray_local, src, root_kw, tmp_path):
+    """Both attempts of the first run of a block killed: the task fails, Ray runs it
+    again (max_retries, retry_exceptions), and the re-run reads its whole range once."""
+    _exec(src, "DROP TABLE IF EXISTS ry_wide2",
+          "CREATE TABLE ry_wide2 (id INT PRIMARY KEY, pad MEDIUMTEXT)",
+          "INSERT INTO ry_wide2 SELECT seq, REPEAT(CHAR(65 + seq % 26), 8000) "
+          "FROM seq_1_to_5000")
+    try:
+        log = str(tmp_path / "kills")
+        ds = mray.read_sql("SELECT * FROM ry_wide2", src, partition_on="id",
+                           override_num_blocks=2, batch_size=16,
+                           _fault=_Killer(root_kw, log, limit=2),
+                           ray_remote_args={"max_retries": 2, "retry_exceptions": True})
+        blocks = ray.get(ds.to_arrow_refs())
+        ids = sorted(i for b in blocks for i in b.column("id").to_pylist())
+        assert ids == list(range(1, 5001))
+        assert sum(1 for x in _log(log) if x.startswith("kill")) == 2
+    finally:
+        _exec(src, "DROP TABLE IF EXISTS ry_wide2")
+
+
 def _staging_tables(src):
     c = mysqlc.connect(**src)
     cur = c.cursor()
@@ -221,6 +243,7 @@ def test_write_then_read_back(ray_local, src, mixed):
                        override_num_blocks=4)
     sink = mray.MySQLDatasink("ry_out", src, if_exists="replace")
     ds.write_datasink(sink)
+    assert sink.rows_written == ROWS
     got = _read(src, "SELECT * FROM ry_out ORDER BY id")
     want = _read(src, "SELECT * FROM ry_mixed ORDER BY id")
     for name in want.column_names:
@@ -243,7 +266,8 @@ class _FailAfterLoad:
                 raise RuntimeError("injected failure after loading %s" % stage)
 
 
-def test_retried_write_task_no_duplicates(ray_local, src, tmp_path):
+@pytest.mark.parametrize("atomic", [True, False])
+def test_retried_write_task_no_duplicates(ray_local, src, tmp_path, atomic):
     _exec(src, "DROP TABLE IF EXISTS ry_w",
           "CREATE TABLE ry_w (id BIGINT, v VARCHAR(10))",
           "INSERT INTO ry_w VALUES (-1, 'old')")
@@ -252,7 +276,7 @@ def test_retried_write_task_no_duplicates(ray_local, src, tmp_path):
                          "v": ["v%d" % i for i in range(1000)]})
         ds = ray.data.from_arrow(data).repartition(4)
         log = str(tmp_path / "fails")
-        ds.write_datasink(mray.MySQLDatasink("ry_w", src, if_exists="append",
+        ds.write_datasink(mray.MySQLDatasink("ry_w", src, if_exists="append", atomic=atomic,
                                              _fault=_FailAfterLoad(log, 2)),
                           ray_remote_args={"max_retries": 2, "retry_exceptions": True})
         assert len(_log(log)) == 2                     # two tasks failed once each
@@ -263,9 +287,15 @@ def test_retried_write_task_no_duplicates(ray_local, src, tmp_path):
         log2 = str(tmp_path / "fails2")
         with pytest.raises(Exception, match="injected"):
             ds.write_datasink(mray.MySQLDatasink("ry_w", src, if_exists="append",
+                                                 atomic=atomic,
                                                  _fault=_FailAfterLoad(log2, 100)),
                               ray_remote_args={"max_retries": 0})
-        assert len(_read(src, "SELECT id FROM ry_w")) == 1001
+        ids = _read(src, "SELECT id FROM ry_w").column("id").to_pylist()
+        if atomic:
+            assert len(ids) == 1001                       # as it was
+        else:
+            # committed tasks stay, none twice
+            assert len(ids) > 1001 and max(collections.Counter(ids).values()) == 2
         time.sleep(0.5)
         assert _staging_tables(src) == []
     finally:

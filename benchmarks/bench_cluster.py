@@ -39,6 +39,9 @@ mysqlclient, >= 1x connectorx; writes >= 5x ``to_sql``; a read task's memory inc
 Usage::
 
     .venv/bin/python benchmarks/bench_cluster.py [--rows N] [--runs N] [--skip-ray]
+        [--writes-only] > run.log
+    .venv/bin/python benchmarks/bench_cluster.py --chart benchmarks/results_cluster.png \
+        --from-log run.log [writes.log]       # the chart of RESULTS.md (needs matplotlib)
 """
 
 from __future__ import annotations
@@ -142,13 +145,58 @@ def cx_range(arg):
     return cx.read_sql(conn, sql, return_type="arrow").to_pandas(types_mapper=pd.ArrowDtype)
 
 
+def chart(png, logs):
+    """A bar chart of the result tables this script printed into `logs` (the last
+    write figures win): read times per engine and partitions, and the writes."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = {}
+    for path in logs:
+        got = {}
+        with open(path) as f:
+            for line in f:
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                if len(cells) == 5 and cells[0] in ("dask read", "ray read", "dask write"):
+                    got[(cells[0], cells[1], int(cells[2]))] = float(cells[3])
+        for sec in ("dask read", "ray read", "dask write"):
+            if any(k[0] == sec for k in got):     # a later log's section replaces it whole
+                rows = {k: v for k, v in rows.items() if k[0] != sec}
+                rows.update({k: v for k, v in got.items() if k[0] == sec})
+    fig, axes = plt.subplots(1, 3, figsize=(16, 5.5), gridspec_kw={"width_ratios": [4, 3, 2]})
+    for ax, sec, title in ((axes[0], "dask read", "Dask: 1,000,000 rows to pandas"),
+                           (axes[1], "ray read", "Ray: 1,000,000 rows to pandas"),
+                           (axes[2], "dask write", "Dask write, 4 partitions")):
+        names = list(dict.fromkeys(k[1] for k in rows if k[0] == sec))
+        parts = sorted({k[2] for k in rows if k[0] == sec})
+        width = 0.8 / max(1, len(parts))
+        for j, n in enumerate(parts):
+            vals = [rows.get((sec, name, n), 0) for name in names]
+            ax.barh([i + j * width for i in range(len(names))], vals, height=width,
+                    label="%d partitions" % n)
+        ax.set_yticks([i + width * (len(parts) - 1) / 2 for i in range(len(names))])
+        ax.set_yticklabels([nm.replace(", ", ",\n", 1) for nm in names], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("seconds (lower is better)")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--chart", metavar="PNG", help="only draw PNG from --from-log files")
+    ap.add_argument("--from-log", nargs="+", default=[], metavar="LOG",
+                    help="outputs of earlier runs of this script (for --chart)")
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--skip-ray", action="store_true")
     ap.add_argument("--writes-only", action="store_true", help="only the Dask writes")
     args = ap.parse_args()
+    if args.chart:
+        chart(args.chart, args.from_log)
+        return
 
     srv = get_server().start()
     results = []          # (section, name, partitions, seconds, rows)

@@ -489,3 +489,20 @@ def test_as_of_consistent_image(client, src):
         assert now.index.tolist() == list(range(101, 1001))
     finally:
         _exec(src, "DROP TABLE IF EXISTS dk_ver")
+
+
+def test_bounds_where_params(client, src, mixed):
+    """Given bounds skip the MIN/MAX query; rows outside them land in the first and last
+    ranges; where= with params applies to every range."""
+    ddf = mdask.read_sql_table(mixed, src, partition_on="id", npartitions=4,
+                               bounds=(1000, 2000), where="id %% 3 = %s", params=[1],
+                               columns=["id", "s"])
+    parts = _partitions(ddf)
+    assert min(parts[0]["id"]) == 1 and max(parts[-1]["id"]) == ROWS - 2
+    got = sorted(i for p in parts for i in p["id"])
+    assert got == [i for i in range(1, ROWS + 1) if i % 3 == 1]
+    with pytest.raises(ValueError, match="integer"):
+        mdask.read_sql_table(mixed, src, partition_on="s", npartitions=2, bounds=("a", "b"))
+    with pytest.raises(TypeError, match="sequence"):
+        mdask.read_sql_table(mixed, src, partition_on="id", npartitions=2,
+                             where="id > %(x)s", params={"x": 1})

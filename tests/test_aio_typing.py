@@ -54,6 +54,15 @@ def test_connect_declares_the_sync_parameters():
     assert [x.arg for x in a.args] == [
         n for n, p in inspect.signature(connections.Connection.__init__).parameters.items()
         if p.kind is p.POSITIONAL_OR_KEYWORD and n != "self"]
+    # the same annotations (source text; both modules use postponed annotations), except
+    # cursorclass, which also takes mysqlc.aio's cursor classes (ssl once drifted: 2026-12)
+    sync_ann = {n: p.annotation for n, p in
+                inspect.signature(connections.Connection.__init__).parameters.items()}
+    for x in a.args + a.kwonlyargs:
+        if x.arg in ("cursorclass", "loop", "echo"):
+            continue
+        assert x.annotation is not None, x.arg
+        assert ast.unparse(x.annotation) == sync_ann[x.arg], x.arg
 
 
 @pytest.mark.parametrize("cls", [aio_connection.Connection, aio_cursors.BaseCursor])

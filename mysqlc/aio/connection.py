@@ -522,6 +522,7 @@ if TYPE_CHECKING:
     # mysqlc.connections.Connection.__init__; keep the two in step) and aiomysql's loop
     # and echo; at run time connect() passes them on as given (below)
     from ..connections import _DEFAULT_CONNECT_TIMEOUT
+    import ssl as _ssl
 
     def connect(host: Optional[str] = None, user: Union[str, bytes, None] = None,
                 password: Union[str, bytes, None] = None,
@@ -543,7 +544,7 @@ if TYPE_CHECKING:
                 local_infile: bool = False,
                 local_infile_dir: Optional[str] = None, prepared_cache_size: int = 64,
                 long_data_threshold: int = 1 << 20,
-                ssl: Union[Mapping[str, Any], bool, None] = None,
+                ssl: Union[Mapping[str, Any], bool, _ssl.SSLContext, None] = None,
                 ssl_mode: Optional[str] = None, ssl_ca: Optional[str] = None,
                 ssl_capath: Optional[str] = None, ssl_cert: Optional[str] = None,
                 ssl_key: Optional[str] = None,

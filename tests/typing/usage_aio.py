@@ -134,6 +134,17 @@ async def pooled(host: str, port: int, user: str, password: str, db: str) -> Non
         assert_type(pool2, Pool)
 
 
+async def tls_context(host: str, cafile: str) -> Connection:
+    """aiomysql's ssl=SSLContext form type-checks as the sync API's does (not run: the
+    sample's server has no TLS)."""
+    import ssl
+    ctx = ssl.create_default_context(cafile=cafile)
+    conn = await mysqlc.aio.connect(host=host, ssl=ctx)
+    pool = await mysqlc.aio.create_pool(host=host, ssl=ctx)
+    pool.close()
+    return conn
+
+
 async def rejected(conn: Connection, host: str) -> None:
     """What the checker must refuse (never called: each line is wrong at run time)."""
     mysqlc.aio.connect(host=host, port="3307")  # type: ignore[arg-type]   # TypeError

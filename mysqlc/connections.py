@@ -1478,6 +1478,8 @@ class Connection:
             been lost before the first close(), that loss's message).  Closing a
             connection that was lost (but not closed) succeeds.
 
+        Notes
+        -----
         Inside a :meth:`pipeline` block the responses still queued are not read: the
         server runs those statements anyway (it has them, COM_QUIT comes after them),
         and their cursors raise OperationalError 2006 saying their answers were not

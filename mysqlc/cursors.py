@@ -711,6 +711,8 @@ class BaseCursor:
             path checks every command before sending the first, the multi-row text
             path refuses that set's statement (the statements before it were run).
 
+        Notes
+        -----
         Inside a :meth:`Connection.pipeline` block executemany is a sync point: the
         queued responses are read first (their first error raised), then it runs as
         outside the block (its own commands bounded as usual).

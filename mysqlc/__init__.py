@@ -87,6 +87,23 @@ def install_as_pymysql():
     return install()
 
 
+def install_as_aiomysql():
+    """Make ``import aiomysql`` import :mod:`mysqlc.aiomysql`, the aiomysql flavour:
+    aiomysql's API and semantics (``escape()`` returning str, ``ping()``
+    reconnecting, ``cursor(A, B)``, ``DeserializationCursor``, ...) over
+    :mod:`mysqlc.aio`.  Call it before anything imports ``aiomysql`` (and
+    :func:`install_as_pymysql` too when the code uses ``pymysql.err``); see
+    :mod:`mysqlc.aiomysql`.  Needs greenlet (the ``aio`` extra).
+
+    Returns
+    -------
+    module
+        The ``aiomysql`` module now in ``sys.modules``.
+    """
+    from .aiomysql import install_as_aiomysql as install
+    return install()
+
+
 class DBAPISet(frozenset):
     """A set of ``FIELD_TYPE`` codes that compares equal to each of its members
     (PEP 249 type objects, as MySQLdb's ``DBAPISet``).
@@ -130,6 +147,6 @@ __all__ = [
     "TIME", "TIMESTAMP", "Time", "TimeFromTicks", "Timestamp", "TimestampFromTicks",
     "Warning", "apilevel", "connect", "connections", "constants", "converters",
     "cursors", "errors", "escape", "escape_string", "get_client_info",
-    "install_as_MySQLdb", "install_as_pymysql", "paramstyle",
+    "install_as_MySQLdb", "install_as_aiomysql", "install_as_pymysql", "paramstyle",
     "string_literal", "threadsafety", "times", "version_info", "__version__",
 ]

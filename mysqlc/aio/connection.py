@@ -583,6 +583,11 @@ else:
 async def _connect(kwargs: dict) -> Connection:
     from .cursors import Cursor, shell_for
     kwargs = dict(kwargs)
+    flavour = kwargs.pop("_flavour", None)
+    if flavour is not None:
+        # a flavour's own connect coroutine (mysqlc.aiomysql's), also for the pool's
+        # connects, which call connect(**pool kwargs)
+        return await flavour(kwargs)   # type: ignore[no-any-return]
     args = kwargs.pop("_args", ())
     kwargs.pop("loop", None)   # aiomysql's parameter; the running loop is used
     echo = bool(kwargs.pop("echo", False))   # aiomysql's (it logs queries): kept, unused

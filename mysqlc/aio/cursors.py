@@ -132,6 +132,11 @@ class BaseCursor:
     def _executed(self) -> Any:
         return self._sync_obj._executed
 
+    @property
+    def closed(self) -> bool:
+        """True once the cursor was closed (aiomysql's ``Cursor.closed``)."""
+        return self._sync_obj.connection is None
+
     def fetch_record_batches(self, batch_size: Optional[int] = None,
                              **kwargs: Any) -> _RecordBatches:
         """``async for batch in cur.fetch_record_batches(n)``: pyarrow RecordBatches of

@@ -1,0 +1,348 @@
+"""The aiomysql flavour (``mysqlc.aiomysql``, ``mysqlc.install_as_aiomysql()``): each
+semantic it adds over mysqlc.aio, on the real server.  aiomysql's own suite runs
+against it with tools/aiomysql-suite.sh (a dev tool)."""
+
+import asyncio
+import logging
+import sys
+import warnings
+
+import pytest
+
+import mysqlc
+import mysqlc.aio
+from mysqlc import aiomysql as am
+from mysqlc.aiomysql import cursors as amc
+from mysqlc.constants import FIELD_TYPE
+
+BOUND = 30.0   # seconds one test's coroutine may take
+
+
+def run(fn, *args):
+    async def bounded():
+        async with asyncio.timeout(BOUND):
+            return await fn(*args)
+    return asyncio.run(bounded())
+
+
+@pytest.fixture
+def kw(server):
+    """aiomysql's connect() keywords for the test server (TCP)."""
+    return {"host": server.host, "port": server.port, "user": server.user,
+            "password": server.password, "db": server.database}
+
+
+def _aiomysql_modules():
+    return {k: v for k, v in sys.modules.items()
+            if k == "aiomysql" or k.startswith("aiomysql.")}
+
+
+def test_install_as_aiomysql_registers_the_modules():
+    saved = _aiomysql_modules()
+    try:
+        top = mysqlc.install_as_aiomysql()
+        import aiomysql
+        import aiomysql.connection
+        import aiomysql.cursors
+        import aiomysql.pool
+        assert aiomysql is top and aiomysql.mysqlc_flavour
+        assert aiomysql.cursors.DictCursor is amc.DictCursor
+        assert aiomysql.cursors.DeserializationCursor is amc.DeserializationCursor
+        assert aiomysql.connection.Connection is am.Connection
+        assert aiomysql.pool.Pool is mysqlc.aio.Pool
+        assert aiomysql.OperationalError is mysqlc.OperationalError
+        assert aiomysql.__version__ == "0.3.2"
+        assert mysqlc.install_as_aiomysql() is top   # again: nothing changes
+        with pytest.raises(TypeError, match="dict can not be used"):
+            aiomysql.escape_dict({"a": 1}, "utf8")
+    finally:
+        for k in list(_aiomysql_modules()):
+            del sys.modules[k]
+        sys.modules.update(saved)
+
+
+def test_connect_defaults_and_host_info(kw, server):
+    async def go():
+        async with am.connect(**kw) as conn:
+            assert isinstance(conn, am.Connection)
+            assert conn.get_host_info() == "socket %s:%d" % (server.host, server.port)
+            assert conn.host_info == conn.get_host_info()
+            assert conn.echo is False
+            cur = await conn.cursor()
+            assert isinstance(cur, amc.Cursor) and cur.echo is False
+            # aiomysql turns multiple statements on
+            await cur.execute("SELECT 1; SELECT 2")
+            assert await cur.fetchall() == ((1,),)
+            assert await cur.nextset()
+            assert await cur.fetchall() == ((2,),)
+            # no TLS unless ssl is given
+            await cur.execute("SHOW STATUS LIKE 'Ssl_cipher'")
+            assert (await cur.fetchone())[1] == ""
+        unix = {k: v for k, v in kw.items() if k not in ("host", "port")}
+        async with am.connect(unix_socket=server.unix_socket, **unix) as conn:
+            assert conn.get_host_info() == "Localhost via UNIX socket: %s" % server.unix_socket
+    run(go)
+
+
+def test_unknown_database_is_1049(kw):
+    async def go():
+        with pytest.raises(mysqlc.OperationalError) as info:
+            await am.connect(**dict(kw, db="no_such_db_for_aiomysql_flavour"))
+        assert info.value.args[0] in (1049, 1044)
+    run(go)
+
+
+def test_escape_returns_str(kw):
+    async def go():
+        async with am.connect(**kw) as conn:
+            assert conn.escape("foo'bar") == "'foo\\'bar'"
+            assert conn.literal("foo'bar") == "'foo\\'bar'"
+            assert conn.escape_string("a'b") == "a\\'b"
+            assert conn.escape(b"a'\x00") == "_binary'a\\'\\0'"
+            assert conn.escape(5) == "5"
+            assert conn.escape((1, "x")) == "(1,'x')"
+            cur = await conn.cursor()
+            await cur.execute("SELECT %s", (conn.escape(b"x") and b"\xff\x00'",))
+            assert await cur.fetchone() == (b"\xff\x00'",)
+            await cur.execute("SET sql_mode='NO_BACKSLASH_ESCAPES'")
+            assert conn.escape("foo'bar") == "'foo''bar'"
+    run(go)
+
+
+def test_fetch_result_types(kw):
+    async def go():
+        async with am.connect(**kw) as conn:
+            cur = await conn.cursor()
+            await cur.execute("DO 1")
+            assert await cur.fetchall() == []
+            assert await cur.fetchmany() == []
+            assert await cur.fetchone() is None
+            await cur.execute("SELECT 1 UNION SELECT 2")
+            assert await cur.fetchmany(5) == ((1,), (2,))
+            assert await cur.fetchmany(5) == ()
+            dcur = await conn.cursor(am.DictCursor)
+            await dcur.execute("SELECT 1 AS a UNION SELECT 2")
+            rows = await dcur.fetchall()
+            assert type(rows) is list and rows == [{"a": 1}, {"a": 2}]
+            await dcur.execute("DO 1")
+            assert await dcur.fetchmany() == []
+            scur = await conn.cursor(am.SSCursor)
+            await scur.execute("SELECT 1 UNION SELECT 2 UNION SELECT 3")
+            assert await scur.fetchmany(2) == [(1,), (2,)]
+            assert await scur.fetchmany(2) == [(3,)]
+            assert await scur.fetchmany(2) == []
+            await scur.close()
+    run(go)
+
+
+def test_lastrowid_and_rownumber(kw):
+    async def go():
+        async with am.connect(**kw) as conn:
+            cur = await conn.cursor()
+            assert cur.lastrowid is None and cur.rownumber == 0
+            await cur.execute("CREATE TEMPORARY TABLE t_am (id INT AUTO_INCREMENT PRIMARY "
+                              "KEY, v INT)")
+            await cur.execute("INSERT INTO t_am (v) VALUES (1), (2)")
+            assert cur.lastrowid == 1
+            await cur.execute("SELECT * FROM t_am")
+            assert cur.lastrowid is None and cur.rownumber == 0
+            await cur.fetchone()
+            assert cur.rownumber == 1
+    run(go)
+
+
+def test_cursor_closed_connection_and_setoutputsizes(kw):
+    async def go():
+        async with am.connect(**kw) as conn:
+            cur = await conn.cursor()
+            assert cur.closed is False and cur.connection is conn
+            cur.setoutputsizes(10)
+            cur.setinputsizes(10)
+            await cur.close()
+            assert cur.closed is True and cur.connection is None
+            with pytest.raises(mysqlc.ProgrammingError):
+                await cur.execute("SELECT 1")
+            # mysqlc.aio's cursors have ``closed`` too
+            acon = await mysqlc.aio.connect(host=kw["host"], port=kw["port"],
+                                            user=kw["user"], password=kw["password"])
+            acur = acon.cursor()
+            assert acur.closed is False
+            await acur.close()
+            assert acur.closed is True
+            await acon.ensure_closed()
+    run(go)
+
+
+def test_cursor_class_checks_and_closed_connection(kw):
+    async def go():
+        conn = await am.connect(**kw)
+        with pytest.raises(TypeError, match="subclass of Cursor"):
+            await conn.cursor(mysqlc.aio.Cursor)
+        with pytest.raises(TypeError, match="subclass of Cursor"):
+            await conn.cursor(object)
+        async with conn.cursor() as cur:
+            await cur.execute("SELECT 1")
+            assert await cur.fetchone() == (1,)
+        conn.close()
+        with pytest.raises(mysqlc.InterfaceError):
+            await conn.cursor()
+    run(go)
+
+
+def test_mixed_cursor_classes(kw):
+    async def go():
+        async with am.connect(**kw) as conn:
+            cur = await conn.cursor(am.DictCursor, am.SSCursor)
+            assert isinstance(cur, am.DictCursor) and isinstance(cur, am.SSCursor)
+            assert type(cur).__name__ == "DictSSCursor"
+            await cur.execute("SELECT 1 AS a UNION SELECT 2")
+            assert cur.sync._unbuffered
+            assert [row async for row in cur] == [{"a": 1}, {"a": 2}]
+            again = await conn.cursor(am.DictCursor, am.SSCursor)
+            assert type(again) is type(cur)
+            dser = await conn.cursor(amc.DeserializationCursor, am.DictCursor)
+            await dser.execute("SELECT '[1]' AS j, 2 AS n")
+            # not a JSON column (a string literal): kept as the text
+            assert await dser.fetchall() == [{"j": "[1]", "n": 2}]
+    run(go)
+
+
+def test_deserialization_of_json_columns():
+    # what DeserializationCursor does to a row whose description says JSON (MariaDB
+    # sends its JSON columns as LONGTEXT, so its server never says JSON)
+    desc = (("j", FIELD_TYPE.JSON), ("s", FIELD_TYPE.VAR_STRING), ("bad", FIELD_TYPE.JSON))
+    cols = amc._json_columns(desc)
+    assert cols == [0, 2]
+    assert amc._deserialize(('{"a": [1]}', '{"a": 1}', "not json"), cols) == \
+        ({"a": [1]}, '{"a": 1}', "not json")
+    assert amc._deserialize({"j": "[1, 2]", "s": "[3]", "bad": None}, cols) == \
+        {"j": [1, 2], "s": "[3]", "bad": None}
+    assert amc._deserialize(None, cols) is None
+
+
+def test_custom_dict_type(kw):
+    class MyDict(dict):
+        pass
+
+    class MyDictCursor(am.DictCursor):
+        dict_type = MyDict
+
+    class MySSDictCursor(am.SSDictCursor):
+        dict_type = MyDict
+
+    async def go():
+        async with am.connect(**kw) as conn:
+            cur = await conn.cursor(MyDictCursor)
+            await cur.execute("SELECT 1 AS a")
+            row = await cur.fetchone()
+            assert type(row) is MyDict and row == {"a": 1}
+            scur = await conn.cursor(MySSDictCursor)
+            await scur.execute("SELECT 1 AS a UNION SELECT 2")
+            rows = [r async for r in scur]
+            assert [type(r) for r in rows] == [MyDict, MyDict]
+    run(go)
+
+
+def test_ping_reconnects_after_server_kill(kw, root_conn_kwargs):
+    async def go():
+        conn = await am.connect(**kw)
+        first = conn.thread_id()
+        root = mysqlc.connect(**root_conn_kwargs)
+        root.cursor().execute("KILL %d" % first)
+        root.close()
+        await asyncio.sleep(0.2)
+        await conn.ping()                    # aiomysql's default reconnect=True
+        assert conn.thread_id() != first and not conn.closed
+        cur = await conn.cursor()
+        await cur.execute("SELECT CONNECTION_ID()")
+        assert (await cur.fetchone())[0] == conn.thread_id()
+        second = conn.thread_id()
+        root = mysqlc.connect(**root_conn_kwargs)
+        root.cursor().execute("KILL %d" % second)
+        root.close()
+        await asyncio.sleep(0.2)
+        with pytest.raises(mysqlc.OperationalError):
+            await conn.ping(False)
+        conn.close()
+        await conn.ping()                    # closed by the user: opened again
+        assert not conn.closed
+        await conn.ensure_closed()
+    run(go)
+
+
+def test_ping_without_reconnect_on_closed_connection(kw):
+    async def go():
+        conn = await am.connect(**kw)
+        await conn.ensure_closed()
+        with pytest.raises(mysqlc.Error, match="Already closed"):
+            await conn.ping(reconnect=False)
+    run(go)
+
+
+def test_server_warnings_are_emitted(kw):
+    async def go():
+        async with am.connect(**kw) as conn:
+            cur = await conn.cursor()
+            with pytest.warns(mysqlc.Warning, match="Truncated incorrect"):
+                await cur.execute("SELECT CAST('x1' AS SIGNED)")
+            assert await cur.fetchone() == (0,)
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                await cur.execute("SELECT 1")   # none: nothing emitted
+    run(go)
+
+
+def test_unbuffered_scroll_and_discard_warning(kw):
+    async def go():
+        async with am.connect(**kw) as conn:
+            cur = await conn.cursor(am.SSCursor)
+            await cur.execute("SELECT seq FROM seq_0_to_9")
+            await cur.scroll(3, mode="absolute")
+            assert await cur.fetchone() == (3,)
+            await cur.scroll(2)
+            assert await cur.fetchone() == (6,)
+            with pytest.raises(mysqlc.NotSupportedError):
+                await cur.scroll(1, mode="absolute")
+            other = await conn.cursor()
+            with pytest.warns(UserWarning, match="Previous unbuffered result"):
+                await other.execute("SELECT 1")
+            assert await other.fetchone() == (1,)
+    run(go)
+
+
+def test_async_with_connection_closes_on_error(kw):
+    async def go():
+        conn = None
+        with pytest.raises(ZeroDivisionError):
+            async with am.connect(**kw) as conn:
+                1 / 0
+        assert conn is not None and conn.closed
+    run(go)
+
+
+def test_echo_logs_statements(kw, caplog):
+    async def go():
+        async with am.connect(echo=True, **kw) as conn:
+            assert conn.echo is True
+            cur = await conn.cursor()
+            assert cur.echo is True
+            with caplog.at_level(logging.INFO, logger="aiomysql"):
+                await cur.execute("SELECT %s", (7,))
+            assert "SELECT %s" in caplog.messages and "(7,)" in caplog.messages
+    run(go)
+
+
+def test_set_charset_and_pool(kw):
+    async def go():
+        async with am.connect(**kw) as conn:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                await conn.set_charset("latin1")
+            assert conn.character_set_name() == "latin1"
+        async with am.create_pool(minsize=1, maxsize=2, echo=True, **kw) as pool:
+            async with pool.acquire() as conn:
+                assert isinstance(conn, am.Connection) and conn.echo is True
+                cur = await conn.cursor(am.DictCursor)
+                await cur.execute("SELECT 1 AS a")
+                assert await cur.fetchall() == [{"a": 1}]
+    run(go)

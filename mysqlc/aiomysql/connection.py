@@ -122,6 +122,13 @@ class _Engine(_aio._Engine, _pm.Connection):
         return self.escape(obj)
 
 
+class _PooledEngine(_Engine):
+    """The engine of a pooled connection (as mysqlc.aio's ``_PooledEngine``: the server
+    reports session state changes, which the pool's reset on release reads)."""
+
+    _track_state_change = True
+
+
 class Connection(_aio.Connection):
     """aiomysql's ``Connection`` (``await aiomysql.connect(...)``): the methods and
     attributes of :class:`mysqlc.aio.Connection`, with aiomysql's behaviour where the
@@ -195,9 +202,10 @@ async def _connect_flavour(kwargs: dict) -> Connection:
     echo = bool(kwargs.pop("echo", False))
     cursorclass = kwargs.pop("cursorclass", None) or _cursors.Cursor
     _cursors.cursor_class(cursorclass)
+    engine_class = _PooledEngine if kwargs.pop("_pooled", False) else _Engine
     worker = Worker()
     worker.on_cancel = _aio._abandon_connect
-    engine = await worker.run(_Engine, cursorclass=cursorclass._sync_class, **kwargs)
+    engine = await worker.run(engine_class, cursorclass=cursorclass._sync_class, **kwargs)
     worker.owner = engine
     worker.on_cancel = _aio._stop_cancelled
     return Connection(worker, engine, cursorclass, echo)

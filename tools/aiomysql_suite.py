@@ -83,7 +83,7 @@ def count(results):
 
 
 def run(which, src, workdir, srv, args):
-    """Run the suite once (`which`: "flavour" or "real"); returns its outcomes."""
+    """Run the suite once (`which`: "flavour", "real" or "aio"); returns its outcomes."""
     base = os.path.join(workdir, "run-" + which)
     shutil.rmtree(base, ignore_errors=True)
     os.makedirs(base)
@@ -102,8 +102,8 @@ def run(which, src, workdir, srv, args):
     cmd += ["-p", "_aiomysql_suite_plugin"]
     env["MYSQLC_SUITE_TEST_TIMEOUT"] = str(args.test_timeout)
     tools = [os.path.join(ROOT, "tools")]
-    if which == "flavour":
-        env["MYSQLC_AIOMYSQL_FLAVOUR"] = "1"
+    if which in ("flavour", "aio"):
+        env["MYSQLC_AIOMYSQL_FLAVOUR"] = "1" if which == "flavour" else "aio"
         env["PYTHONPATH"] = os.pathsep.join(tools + [ROOT])
     else:
         env.pop("MYSQLC_AIOMYSQL_FLAVOUR", None)
@@ -131,7 +131,9 @@ def main(argv=None):
     parser.add_argument("--workdir", default=os.path.join(ROOT, "build", "aiomysql-suite"))
     parser.add_argument("--pymysql", default="1.1.2",
                         help="PyMySQL release for the real run (1.1.2, aiomysql's CI pin)")
-    parser.add_argument("--only", choices=("flavour", "real"))
+    parser.add_argument("--only", choices=("flavour", "real", "aio"),
+                        help="one run; 'aio': mysqlc.aio itself as aiomysql (not in the "
+                             "default runs)")
     parser.add_argument("--no-unix", action="store_true", help="no unix-socket runs")
     parser.add_argument("--no-tcp", action="store_true", help="no TCP (TLS) runs")
     parser.add_argument("--tb", default="line", help="pytest --tb (line)")
@@ -153,8 +155,8 @@ def main(argv=None):
         srv = PrivateServer(extra_args=extra).start()
     with srv:
         print("server %s, port %d, socket %s" % (srv.version, srv.port, srv.unix_socket))
-        for which in ("real", "flavour"):
-            if args.only in (None, which):
+        for which in ("real", "flavour", "aio"):
+            if args.only == which or (args.only is None and which != "aio"):
                 results[which] = run(which, src, workdir, srv, args)
     for which, res in results.items():
         tally = count(res)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import getpass
 import warnings
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeVar, overload
 
 from .. import connections as _connections
 from ..aio import connection as _aio
@@ -23,6 +23,11 @@ from ..errors import InterfaceError
 from ..pymysql import connections as _pm
 from ..pymysql import converters as _pm_converters
 from . import cursors as _cursors
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    _CursorT = TypeVar("_CursorT", bound=_cursors.Cursor)
 
 __all__ = ["Connection", "connect"]
 
@@ -168,7 +173,17 @@ class Connection(_aio.Connection):
         if self.closed:
             raise InterfaceError(0, "Not connected")
 
-    def cursor(self, *classes: Any) -> Any:   # type: ignore[override]
+    @overload   # type: ignore[override]
+    def cursor(self) -> _cursors.Cursor: ...
+
+    @overload
+    def cursor(self, cls: type[_CursorT]) -> _CursorT: ...
+
+    @overload
+    def cursor(self, cls: type[_cursors.Cursor], *more: type[_cursors.Cursor]
+               ) -> _cursors.Cursor: ...
+
+    def cursor(self, *classes: Any) -> Any:
         """A new cursor of `classes` (default: ``cursorclass``); awaitable and an
         async context manager, as aiomysql's.
 
@@ -194,9 +209,33 @@ class Connection(_aio.Connection):
             "closed" if self.closed else "open to %r" % (self._sync_obj.host,))
 
 
+class _Connecting:
+    """What :func:`connect` returns: awaitable (the connection) and an async context
+    manager, which closes the connection on exit: with COM_QUIT, or at once when the
+    block raised (aiomysql's ``_ConnectionContextManager``)."""
+
+    __slots__ = ("_kwargs", "_conn")
+
+    def __init__(self, kwargs: dict) -> None:
+        self._kwargs = kwargs
+        self._conn: Optional[Connection] = None
+
+    def __await__(self) -> Generator[Any, None, Connection]:
+        return _connect_flavour(self._kwargs).__await__()
+
+    async def __aenter__(self) -> Connection:
+        self._conn = await _connect_flavour(self._kwargs)
+        return self._conn
+
+    async def __aexit__(self, exc_type: Any, *exc: Any) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.__aexit__(exc_type, *exc)
+
+
 async def _connect_flavour(kwargs: dict) -> Connection:
-    """mysqlc.aio's ``_connect`` for this flavour (``connect(_flavour=...)``, which the
-    pool's connects go through too)."""
+    """Open a connection of this flavour from :func:`connect`'s keywords; also what the
+    pool's connects run (mysqlc.aio's ``connect(_flavour=...)``)."""
     kwargs = dict(kwargs)
     kwargs.pop("loop", None)
     echo = bool(kwargs.pop("echo", False))
@@ -221,7 +260,7 @@ def connect(host: str = "localhost", user: Optional[str] = None, password: Any =
             read_default_group: Optional[str] = None, autocommit: Optional[bool] = False,
             echo: bool = False, local_infile: bool = False, loop: Any = None,
             ssl: Any = None, auth_plugin: str = "", program_name: str = "",
-            server_public_key: Any = None, **options: Any) -> Any:
+            server_public_key: Any = None, **options: Any) -> _Connecting:
     """Open a connection with aiomysql 0.3's arguments and defaults: ``conn = await
     connect(...)`` or ``async with connect(...) as conn``.
 
@@ -251,4 +290,4 @@ def connect(host: str = "localhost", user: Optional[str] = None, password: Any =
                   echo=echo, local_infile=local_infile, ssl=ssl, auth_plugin=auth_plugin,
                   program_name=program_name, server_public_key=server_public_key,
                   **options)
-    return _aio.connect(_flavour=_connect_flavour, **kwargs)
+    return _Connecting(kwargs)

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..aio.pool import Pool
+from ..aio.pool import Pool, _PoolContext
 from .connection import _connect_flavour
 
 __all__ = ["Pool", "create_pool"]
 
 
 def create_pool(minsize: int = 1, maxsize: int = 10, echo: bool = False,
-                pool_recycle: float = -1, loop: Any = None, **kwargs: Any) -> Any:
+                pool_recycle: float = -1, loop: Any = None, **kwargs: Any) -> _PoolContext:
     """aiomysql's ``create_pool``: ``pool = await create_pool(...)`` or ``async with
     create_pool(...) as pool``; `kwargs` are :func:`mysqlc.aiomysql.connect`'s, `loop`
     is accepted (the running loop is used).  See :func:`mysqlc.aio.create_pool` for
@@ -25,5 +25,5 @@ def create_pool(minsize: int = 1, maxsize: int = 10, echo: bool = False,
 
     async def connect(conn_kwargs: dict) -> Any:
         return await _connect_flavour(dict(conn_kwargs, echo=echo))
-    return _pool.create_pool(minsize, maxsize, echo, pool_recycle, _flavour=connect,
-                             **kwargs)
+    return _pool.create_pool(minsize, maxsize, echo, pool_recycle,   # type: ignore[misc]
+                             _flavour=connect, **kwargs)

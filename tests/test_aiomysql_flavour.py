@@ -346,3 +346,27 @@ def test_set_charset_and_pool(kw):
                 await cur.execute("SELECT 1 AS a")
                 assert await cur.fetchall() == [{"a": 1}]
     run(go)
+
+
+def test_load_local_disabled_is_runtime_error(kw, tmp_path):
+    from mysqlc.constants import CLIENT
+    data = tmp_path / "rows.txt"
+    data.write_text("1\n2\n")
+
+    async def go():
+        async with am.connect(client_flag=CLIENT.LOCAL_FILES, **kw) as conn:
+            cur = await conn.cursor()
+            await cur.execute("CREATE TEMPORARY TABLE t_li (a INT)")
+            with pytest.raises(RuntimeError, match="local_infile option is false") as info:
+                await cur.execute("LOAD DATA LOCAL INFILE %s INTO TABLE t_li", (str(data),))
+            assert isinstance(info.value, mysqlc.OperationalError)
+            assert info.value.args[0] == 2068
+            await cur.execute("SELECT COUNT(*) FROM t_li")   # still in sync
+            assert await cur.fetchone() == (0,)
+        async with am.connect(local_infile=True, **kw) as conn:
+            cur = await conn.cursor()
+            await cur.execute("CREATE TEMPORARY TABLE t_li (a INT)")
+            await cur.execute("LOAD DATA LOCAL INFILE %s INTO TABLE t_li", (str(data),))
+            await cur.execute("SELECT COUNT(*) FROM t_li")
+            assert await cur.fetchone() == (2,)
+    run(go)

@@ -35,6 +35,22 @@ sys.path.insert(0, ROOT)
 
 from mysqlc.server import PrivateServer, ServerNotAvailable, make_tls_files   # noqa: E402
 
+#: root's password on the private server, given to the suite as MYSQL_ROOT_PASSWORD (its
+#: test_config_file writes the password into a my.cnf, where an empty one reads "None")
+ROOT_PASSWORD = "aiomysql-suite-root"
+
+
+def set_root_password(srv):
+    import mysqlc
+    conn = mysqlc.connect(**srv.connect_kwargs(root=True, unix=True))
+    try:
+        cur = conn.cursor()
+        for host in ("localhost", "127.0.0.1"):
+            cur.execute("ALTER USER 'root'@'%s' IDENTIFIED BY %%s" % host, (ROOT_PASSWORD,))
+    finally:
+        conn.close()
+
+
 def fetch(version, workdir):
     """The unpacked sdist of aiomysql `version` under `workdir` (pip download)."""
     src = os.path.join(workdir, "aiomysql-%s" % version)
@@ -94,7 +110,7 @@ def run(which, src, workdir, srv, args):
     with open(os.path.join(base, "pytest.ini"), "w") as f:
         f.write("[pytest]\n")   # the rootdir: no setting of an enclosing project
     env = dict(os.environ)
-    env.pop("MYSQL_ROOT_PASSWORD", None)
+    env["MYSQL_ROOT_PASSWORD"] = ROOT_PASSWORD
     env["MYSQL_DB"] = "test_pymysql"
     cmd = [sys.executable, "-m", "pytest", "tests", "-p", "no:cacheprovider",
            "-q", "-rfE", "--tb=" + args.tb, "--junitxml=" + os.path.join(base, "junit.xml"),
@@ -154,6 +170,7 @@ def main(argv=None):
         print("private server did not start, retrying once: %s" % str(exc)[:200])
         srv = PrivateServer(extra_args=extra).start()
     with srv:
+        set_root_password(srv)
         print("server %s, port %d, socket %s" % (srv.version, srv.port, srv.unix_socket))
         for which in ("real", "flavour", "aio"):
             if args.only == which or (args.only is None and which != "aio"):

@@ -30,6 +30,7 @@ from typing import Any, Optional
 
 from ..aio import cursors as _aio
 from ..constants import FIELD_TYPE
+from ..errors import OperationalError
 from ..errors import Warning as _DBWarning
 from ..pymysql import cursors as _pm
 from ..pymysql.cursors import RE_INSERT_VALUES
@@ -42,6 +43,18 @@ logger = logging.getLogger("aiomysql")
 
 
 # ---------------------------------------------------------------- the sync cursors
+
+#: CR_LOAD_DATA_LOCAL_INFILE_REJECTED, the core's error for a LOAD DATA LOCAL it refused
+_INFILE_REFUSED = 2068
+
+
+class LocalInfileDisabled(OperationalError, RuntimeError):
+    """The server asked for a LOAD DATA LOCAL file on a connection without
+    ``local_infile=True``: aiomysql raises RuntimeError("**WARN**: Received LOAD_LOCAL
+    packet but local_infile option is false."); this is that RuntimeError and mysqlc's
+    OperationalError 2068 at once (the connection stays usable: the core answered the
+    request with an empty file)."""
+
 
 class _Warns:
     """aiomysql's ``_show_warnings``: after a statement with warnings and no further
@@ -65,7 +78,16 @@ class _Warns:
             warnings.warn(str(row[-1]), _DBWarning, 5)
 
     def execute(self, *args: Any, **kwargs: Any) -> Any:
-        result = super().execute(*args, **kwargs)   # type: ignore[misc]
+        try:
+            result = super().execute(*args, **kwargs)   # type: ignore[misc]
+        except OperationalError as exc:
+            conn = self.connection   # type: ignore[attr-defined]
+            if exc.args and exc.args[0] == _INFILE_REFUSED and conn is not None \
+                    and not conn._local_infile:
+                raise LocalInfileDisabled(_INFILE_REFUSED, "**WARN**: Received LOAD_LOCAL "
+                                          "packet but local_infile option is false "
+                                          "(%s)" % (exc.args[1:2] or ("",))[0]) from exc
+            raise
         self._emit_warnings()
         return result
 

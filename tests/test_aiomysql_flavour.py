@@ -370,3 +370,15 @@ def test_load_local_disabled_is_runtime_error(kw, tmp_path):
             await cur.execute("SELECT COUNT(*) FROM t_li")
             assert await cur.fetchone() == (2,)
     run(go)
+
+
+def test_charset_utf8_is_reported_as_given(kw):
+    async def go():
+        async with am.connect(charset="utf8", **kw) as conn:
+            assert conn.charset == "utf8" and conn.character_set_name() == "utf8"
+            cur = await conn.cursor()
+            await cur.execute("SELECT @@character_set_client, %s", ("\U0001F600",))
+            assert await cur.fetchone() == ("utf8mb4", "\U0001F600")
+            await conn.set_charset("latin1")
+            assert conn.charset == "latin1" and conn.character_set_name() == "latin1"
+    run(go)

@@ -113,6 +113,7 @@ def run(which, src, workdir, srv, args):
     env["MYSQL_ROOT_PASSWORD"] = ROOT_PASSWORD
     env["MYSQL_DB"] = "test_pymysql"
     cmd = [sys.executable, "-m", "pytest", "tests", "-p", "no:cacheprovider",
+           "--continue-on-collection-errors",
            "-q", "-rfE", "--tb=" + args.tb, "--junitxml=" + os.path.join(base, "junit.xml"),
            "-o", "junit_family=xunit1"]
     cmd += ["-p", "_aiomysql_suite_plugin"]

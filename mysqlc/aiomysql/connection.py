@@ -77,6 +77,14 @@ class _Engine(_aio._Engine, _pm.Connection):
                 ssl=False if ssl is None else ssl,
                 program_name=program_name or None, server_public_key=server_public_key,
                 auth_plugin=auth_plugin or None, **options)
+        # aiomysql reports the name it was given ("utf8"), also from an option file,
+        # while the session is utf8mb4 (PyMySQL 1.1+'s meaning of utf8, which the
+        # PyMySQL flavour applies)
+        if read_default_file and not charset:
+            charset = _pm._read_option_file(
+                read_default_file, read_default_group or "client",
+                {"default-character-set": charset})["default-character-set"] or ""
+        self._aiomysql_charset = charset if charset.lower() == "utf8" else None
 
     @property
     def host_info(self) -> str:   # type: ignore[override]
@@ -113,6 +121,11 @@ class _Engine(_aio._Engine, _pm.Connection):
     def set_charset(self, charset: str) -> None:
         """``SET NAMES charset`` (aiomysql's name; no DeprecationWarning)."""
         self.set_character_set(charset)
+        self._aiomysql_charset = None
+
+    def character_set_name(self) -> str:
+        """The connection's charset as aiomysql names it (``"utf8"`` when given so)."""
+        return self._aiomysql_charset or super().character_set_name()
 
     def escape(self, obj: Any, mapping: Any = None) -> str:
         """The SQL literal of `obj` as str (aiomysql's ``escape``): bytes as
@@ -163,6 +176,13 @@ class Connection(_aio.Connection):
     def host_info(self) -> str:
         """aiomysql's text (see :meth:`get_host_info`)."""
         return str(self._sync_obj.host_info)
+
+    @property
+    def charset(self) -> str:   # type: ignore[override]
+        """The charset's name, as given to :func:`connect` (aiomysql keeps ``"utf8"``;
+        the session uses utf8mb4 then)."""
+        engine = self._sync_obj
+        return str(getattr(engine, "_aiomysql_charset", None) or engine.charset)
 
     @property
     def server_status(self) -> int:

@@ -102,7 +102,9 @@ def test_escape_returns_str(kw):
             assert conn.escape(5) == "5"
             assert conn.escape((1, "x")) == "(1,'x')"
             cur = await conn.cursor()
-            await cur.execute("SELECT %s", (conn.escape(b"x") and b"\xff\x00'",))
+            # bytes as PyMySQL's escape_bytes_prefixed: non-ASCII bytes surrogate-escaped
+            assert conn.escape(b"\xff") == "_binary'\udcff'"
+            await cur.execute("SELECT %s", (b"\xff\x00'",))
             assert await cur.fetchone() == (b"\xff\x00'",)
             await cur.execute("SET sql_mode='NO_BACKSLASH_ESCAPES'")
             assert conn.escape("foo'bar") == "'foo''bar'"

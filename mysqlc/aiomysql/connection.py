@@ -132,7 +132,8 @@ class _Engine(_aio._Engine, _pm.Connection):
         ``_binary'...'`` (PyMySQL's ``escape_bytes_prefixed``), the rest as the
         PyMySQL flavour's :meth:`~mysqlc.pymysql.connections.Connection.escape`."""
         if isinstance(obj, (bytes, bytearray)) and mapping is None:
-            return "_binary'%s'" % self._escape_string(bytes(obj).decode("latin1"))
+            return "_binary'%s'" % self._escape_string(
+                bytes(obj).decode("ascii", "surrogateescape"))
         return super().escape(obj, mapping)
 
     def literal(self, obj: Any) -> str:

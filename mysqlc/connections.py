@@ -269,6 +269,13 @@ _RE_MODE_LEAD = re.compile(
 _MODE_LEAD_WORDS = (b"call", b"execute", b"set", b"if", b"case", b"loop", b"repeat",
                     b"while", b"for")
 _MODE_SCAN_LIMIT = 65536
+# Statements that may change character_set_client (SET NAMES, SET CHARACTER SET, SET
+# CHARSET, SET [@@][session.]character_set_client): backslash escapes are only safe in
+# the charset the server parses the statement in, and the session may not report the
+# change (a tracking list without character_set_client: the server's default, or changed
+# by a routine); the next confirmation checks that it is still reported.
+_RE_CHARSET_CHANGE = re.compile(
+    rb"\bset\b.*?\b(?:names|charset|character\s+set|character_set_client)\b", re.S)
 _STATUS_NBE = SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES
 _MODE_NOTE_CACHE = {}     # statement text -> whether it makes the mode uncertain
 # quoted strings, quoted identifiers and comments (not executable ones) of a statement
@@ -281,6 +288,9 @@ _RE_SQL_SKIP = tuple(re.compile(
 _RESYNC_SESSION = (b"SET sql_mode=@@sql_mode, character_set_client=@@character_set_client, "
                    b"character_set_connection=@@character_set_connection, "
                    b"character_set_results=@@character_set_results")
+
+# added to each confirmation of the sql_mode: whether character_set_client is still reported
+_CONFIRM_CHARSET = b", character_set_client=@@character_set_client"
 
 _ALIASES = {"password": "passwd", "passwd": "password", "database": "db", "db": "database"}
 _SSL_DICT_KEY = {"ssl_ca": "ca", "ssl_capath": "capath", "ssl_cert": "cert",
@@ -854,6 +864,8 @@ class Connection:
     #                         the mode unreported (_note_statement); a new session
     _mode_tracking = False  # the session reports sql_mode (CLIENT_SESSION_TRACK, on)
     _mode_lost = False      # a confirmation got no tracked sql_mode: tracking is gone
+    _charset_lost = False   # a confirmation got no tracked character_set_client: the
+    #                         charset the server parses in is not known for certain
     _mode_seq = None        # session_track_seq when _mode_tracked was read
     _mode_tracked = None    # NO_BACKSLASH_ESCAPES of the tracked sql_mode; None: unknown
     _mode_written = None    # the mode the last statement's values were escaped for
@@ -877,7 +889,12 @@ class Connection:
           resync of :meth:`_sync_session` settles this);
         - no statement since the last confirmation could change the mode unreported
           (:meth:`_note_statement`: ``CALL``, ``EXECUTE``, ``SET STATEMENT``, compound
-          statements, a multi-statement text, anything naming session_track);
+          statements, a multi-statement text, anything naming session_track, a
+          ``SET NAMES`` / ``SET CHARACTER SET`` / ``SET character_set_client`` text);
+        - the last confirmation also got character_set_client reported (backslash
+          escapes are safe only in the charset the server parses the statement in: a
+          session that stopped reporting it may have switched to gbk/sjis/big5, whose
+          trail bytes can be 0x5C, unseen -- then values go as hex literals);
         - the status bit SERVER_STATUS_NO_BACKSLASH_ESCAPES agrees with the tracked
           mode: a stored routine or trigger that set the mode leaves the bit as it set
           it after the caller's mode is back (issue 14), so a disagreement says a
@@ -887,7 +904,8 @@ class Connection:
           statement but a plain SELECT/INSERT/UPDATE/DELETE/REPLACE/WITH/VALUES, see
           ``mysqlc._pipeline``) is queued with its answer unread: the tracked mode is
           then the one before it."""
-        if self._mode_doubt or not self._mode_tracking or self._mode_lost:
+        if (self._mode_doubt or not self._mode_tracking or self._mode_lost
+                or self._charset_lost):
             return None
         pipe = self._pipeline
         if pipe is not None and pipe._unsure:
@@ -926,6 +944,7 @@ class Connection:
                 return
             low = sql.lower()
             doubt = bool(b"session_track" in low or b"atomic" in low
+                         or (b"set" in low and _RE_CHARSET_CHANGE.search(low) is not None)
                          or (b"/*" in low and (b"/*!" in low or b"/*m!" in low))
                          or ((not low[:1].isalpha() or low.startswith(_MODE_LEAD_WORDS))
                              and _RE_MODE_LEAD.match(low) is not None))
@@ -962,6 +981,8 @@ class Connection:
             return None
         if getattr(core, "pipe_pending", 0):
             return None    # its answer would come after the queued ones': not asked
+        if self._charset_lost and not self._mode_doubt:
+            return None    # confirmed already: the charset is not reported (hex values)
         if not self._lock.acquire(False):
             return None
         try:
@@ -976,7 +997,8 @@ class Connection:
             seq = core.session_track_seq
             try:
                 try:
-                    core.query(b"SET " + _TRACK_SQL_MODE if fresh else b"SET sql_mode=@@sql_mode")
+                    core.query(b"SET " + _TRACK_SQL_MODE + _CONFIRM_CHARSET if fresh
+                               else b"SET sql_mode=@@sql_mode" + _CONFIRM_CHARSET)
                 except DatabaseError:
                     if not fresh or not core.open:
                         raise
@@ -987,12 +1009,33 @@ class Connection:
             bit = bool(core.server_status & _STATUS_NBE)
             if track:
                 changes = core.session_changes if core.session_track_seq != seq else None
-                reported = ((changes or {}).get("system_variables") or {}).get("sql_mode")
-                if reported is None:
+                reported = (changes or {}).get("system_variables") or {}
+                if reported.get("sql_mode") is None:
                     self._mode_lost = True      # sql_mode is no longer tracked
                 else:
                     self._mode_lost = False
                     self._mode_doubt = False
+                # character_set_client assigned its own value is reported while it is
+                # tracked; when it is not, the session may have switched charsets unseen
+                # (a list without it, SET NAMES run as SQL): asked for, once per
+                # confirmation; a charset other than the one values are encoded in leaves
+                # them to the hex form (its introducer names the charset they are in)
+                if reported.get("character_set_client") is None:
+                    try:
+                        rows = self._internal_query_locked(
+                            core, b"SELECT @@character_set_client")
+                    except Error:
+                        return None
+                    name = rows[0][0] if rows and rows[0] else None
+                    if isinstance(name, (bytes, bytearray)):
+                        name = bytes(name).decode("ascii", "replace")
+                    # (a user converter that changed the text: not the same, hex values)
+                    self._charset_lost = not isinstance(name, str) or (
+                        _canonical_charset(name.lower()) != _canonical_charset(self.charset))
+                    if self._charset_lost:
+                        return None
+                else:
+                    self._charset_lost = False
             return bit
         finally:
             self._lock.release()
@@ -1149,6 +1192,7 @@ class Connection:
                                                                None) is not None
                                and bool(core.client_flag & CLIENT.SESSION_TRACK))
         self._mode_lost = False
+        self._charset_lost = False   # the connect's own SET NAMES set it
         self._mode_multi = bool(core.client_flag & CLIENT.MULTI_STATEMENTS)
         self._mode_doubt = False
 
@@ -1890,6 +1934,7 @@ class Connection:
                 # session: the sql_mode is confirmed before a value needs it
                 self._mode_doubt = True
                 self._mode_lost = False
+                self._charset_lost = False   # change_user sends the charset again
                 self._stmt_cache.clear()
                 self._max_allowed_packet = None
             self.user = user

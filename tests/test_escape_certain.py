@@ -406,3 +406,61 @@ def test_mode_cannot_be_asked_with_rows_unread(server, conn_kwargs, routines):
         assert b"X'" not in cur._executed
     finally:
         c.close()
+
+
+# A session whose tracking list lost character_set_client, then switched to gbk by SQL:
+# backslash escapes written for the charset the client believes (utf8mb4) would let the
+# gbk parser take an escaping backslash as a trail byte (E8 A1 | A8 5C | 27: the quote
+# ends the string).  Found by trying to break the escaping (issue 20); mysqlclient is
+# open to it in the same states.
+INJECT = ["表\\' UNION SELECT 0x50574E4544 -- ", "表' UNION SELECT 0x50574E4544 -- ",
+          "表\\", "x\\' OR 1=1 -- "]
+
+
+@pytest.mark.parametrize("tracking", ["sql_mode", "", "autocommit,sql_mode"])
+@pytest.mark.parametrize("names", ["SET NAMES gbk", "SET character_set_client=gbk",
+                                   "SET CHARACTER SET gbk", "SET NAMES utf8mb4"])
+def test_charset_changed_unreported_is_no_injection(conn_kwargs, tracking, names):
+    c = mysqlc.connect(**conn_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("SET session_track_system_variables=%s", (tracking,))
+        cur.execute(names)
+        for value in INJECT:
+            cur.execute("SELECT HEX(CONVERT(%s USING utf8mb4)), 'tail'", (value,))
+            rows = cur.fetchall()
+            # one value, the statement's own tail after it: nothing injected
+            assert len(rows) == 1 and rows[0][1] == "tail", (value, cur._executed)
+            if "\\" in value or names == "SET NAMES utf8mb4":
+                # a value with a backslash was confirmed for: the server's charset is
+                # not the one believed, so it went as a hex literal with its introducer
+                assert rows[0][0] == value.encode("utf-8").hex().upper(), cur._executed
+            # (without a backslash, quotes doubled: a gbk session reads the utf8mb4
+            # bytes as gbk text, as with every driver whose charset was changed unseen)
+        # the literal-only statements work where the charset is the one believed
+        if names == "SET NAMES utf8mb4":
+            cur.execute("CREATE TEMPORARY TABLE ec_cs (a INT) COMMENT %s", ("a\\b'c",))
+            assert b"X'" not in cur._executed
+            cur.execute("DROP TEMPORARY TABLE ec_cs")
+    finally:
+        c.close()
+
+
+def test_set_names_text_makes_the_charset_checked(conn_kwargs):
+    """With the default tracking list a SET NAMES run as SQL is reported (the values
+    are then escaped for gbk, 0x5C trail bytes included); the next value that needs
+    the mode costs one confirmation (the text may change what is reported)."""
+    c = mysqlc.connect(**conn_kwargs)
+    try:
+        cur = c.cursor()
+        before = _sets(cur)
+        cur.execute("SET NAMES gbk")
+        for value in INJECT + ["乗\\'", "俓'", "僜\\"]:   # gbk 81 5C, 82 5C, 83 5C
+            cur.execute("SELECT HEX(CONVERT(%s USING utf8mb4))", (value,))
+            assert cur.fetchall() == ((value.encode("utf-8").hex().upper(),),), value
+        assert c.charset == "gbk"
+        # SET NAMES itself, and one confirmation for the first value with a backslash
+        assert _sets(cur) - before == 2
+        assert b"X'" not in cur._executed
+    finally:
+        c.close()

@@ -2030,9 +2030,11 @@ class Connection:
             mode = self._confirm_escape_mode()
             if mode is None:
                 raise ProgrammingError(
-                    2014, "Commands out of sync: the sql_mode (NO_BACKSLASH_ESCAPES) is "
-                    "not known for certain and cannot be asked now (unread results); "
-                    "escaping this value needs it")
+                    2014, "Commands out of sync: whether the session's sql_mode has "
+                    "NO_BACKSLASH_ESCAPES is not known for certain and cannot be asked now "
+                    "(results unread, the connection in use by another thread or closed, or "
+                    "the session's charset is not the connection's); escaping this value "
+                    "needs it")
         return core_module.escape_string(s, no_backslash_escapes=bool(mode),
                                          charset=charset, encoding=encoding)
 

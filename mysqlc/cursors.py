@@ -794,14 +794,17 @@ class BaseCursor:
                     all(len(r) == len(params[0]) for r in params))
         try:
             if one_trip:
-                total, stmt = _bulk_execute_one_trip(self, conn, sql, params, exact=True)
-                if stmt is None:
-                    return None      # nothing sent: a value the binary format cannot carry
-            else:
+                try:
+                    total, stmt = _bulk_execute_one_trip(self, conn, sql, params, exact=True)
+                except NotSupportedError:
+                    # (compression) nothing sent: the prepare in its own round trip, now
+                    # and next time -- still COM_STMT_BULK_EXECUTE, not the text path
+                    conn._one_trip = one_trip = False
+                else:
+                    if stmt is None:
+                        return None  # nothing sent: a value the binary format cannot carry
+            if not one_trip:
                 stmt = self._statement(conn, sql)
-        except NotSupportedError:
-            conn._one_trip = False   # (compression) the two round trips next time
-            return None
         except (ProgrammingError, OperationalError) as exc:
             if sql not in conn._stmt_cache:   # the prepare failed (a bulk error keeps it)
                 if exc.args[0] == _ER_PARSE_ERROR:

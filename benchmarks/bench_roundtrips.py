@@ -16,6 +16,12 @@ Connector/Python (``mariadb``) where they are installed; each in its default mod
 the report names.  Best of --repeat runs (default 3 at loopback, 2 through the proxy).
 
     python benchmarks/bench_roundtrips.py [--rtt 0,0.5,1,2] [--repeat N] [--json out.json]
+        [--chart out.png]
+    python benchmarks/bench_roundtrips.py --from-json out.json --chart out.png   # no run
+
+``--chart`` draws the figures (matplotlib) as seconds against the round-trip time, one
+panel per workload, on a log scale: from this run, or with ``--from-json`` from the JSON
+an earlier run wrote with ``--json`` (nothing is measured then).
 
 Also (mysqlc only: the peers have no pipeline) 200 point SELECTs by primary key, one
 at a time vs inside ``conn.pipeline()``, and a SQLAlchemy ORM flush of 1,000 modified
@@ -231,10 +237,19 @@ def main(argv=None):
     ap.add_argument("--rtt", default="0,0.5,1,2", help="round-trip times in ms (0: direct)")
     ap.add_argument("--repeat", type=int, default=0, help="runs per cell (best kept)")
     ap.add_argument("--only", default="", help="comma-separated driver name prefixes")
-    ap.add_argument("--json")
+    ap.add_argument("--json", help="write the results (a list of cells) to this file")
+    ap.add_argument("--chart", help="draw the results into this PNG (matplotlib)")
+    ap.add_argument("--from-json", help="no run: read the results --json wrote earlier "
+                    "(with --chart)")
     ap.add_argument("--pipeline-only", action="store_true",
                     help="only the 200 point SELECTs, loop vs pipeline (mysqlc)")
     a = ap.parse_args(argv)
+    if a.from_json:
+        if not a.chart:
+            ap.error("--from-json needs --chart")
+        with open(a.from_json) as f:
+            chart(json.load(f), a.chart, source=a.from_json)
+        return
     import mysqlc
     drivers = _drivers()
     if a.only:
@@ -294,6 +309,52 @@ def main(argv=None):
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
+    if a.chart:
+        chart(results, a.chart, source=a.json or "this run")
+
+
+PANELS = [("update", "UPDATE by primary key x%d" % N), ("delete", "DELETE by primary key x%d" % N),
+          ("upsert", "INSERT ... ON DUPLICATE KEY UPDATE x%d" % N),
+          ("insert", "INSERT x%d (a DOUBLE column)" % N_INSERT),
+          ("point200", "mysqlc: 200 point SELECTs, one at a time vs pipeline()"),
+          ("orm_flush1000", "SQLAlchemy ORM flush + commit of %d objects" % N)]
+
+
+def chart(results, path, source):
+    """Draw `results` (the cells main() collects, or the list ``--json`` wrote: dicts with
+    driver, mode, rtt_ms, kind, seconds) into the PNG `path`: one panel per workload,
+    seconds (log scale) against the round-trip time in ms (0 = loopback), one line per
+    driver (per mode for the point SELECTs).  Needs matplotlib."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    kinds = [(k, t) for k, t in PANELS if any(r["kind"] == k for r in results)]
+    cols = 3 if len(kinds) > 4 else 2
+    rows = (len(kinds) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.2 * rows), squeeze=False)
+    for ax, (kind, title) in zip(axes.flat, kinds):
+        cells = [r for r in results if r["kind"] == kind]
+        series = {}
+        for r in cells:
+            name = r["driver"] + (" (%s)" % r["mode"] if kind == "point200" else "")
+            series.setdefault(name, []).append((r["rtt_ms"], r["seconds"] * 1e3))
+        for name, pts in series.items():
+            pts.sort()
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=name)
+        ax.set_yscale("log")
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("round-trip time, ms (0 = loopback)")
+        ax.set_ylabel("ms, best of the runs (lower is better)")
+        ax.set_xticks(sorted({r["rtt_ms"] for r in cells}))
+        ax.grid(which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(kinds):]:
+        ax.set_visible(False)
+    fig.suptitle("benchmarks/bench_roundtrips.py: executemany and pipelining through a "
+                 "latency proxy (%s)" % os.path.basename(source), fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
 
 
 def _table(results, drivers):

@@ -2016,6 +2016,19 @@ class Connection:
         return {"no_backslash_escapes": self._conn.no_backslash_escapes,
                 "charset": self.charset, "encoding": self.encoding}
 
+    def _confirmed_escape_mode(self):
+        """:meth:`_confirm_escape_mode` for the escaping APIs, which have no hex form to
+        fall back on: the mode (bool), or ProgrammingError 2014 naming why not."""
+        mode = self._confirm_escape_mode()
+        if mode is None:
+            raise ProgrammingError(
+                2014, "Commands out of sync: whether the session's sql_mode has "
+                "NO_BACKSLASH_ESCAPES is not known for certain and cannot be asked now "
+                "(results unread, the connection in use by another thread or closed, or "
+                "the session's charset is not the connection's); escaping this value "
+                "needs it")
+        return mode
+
     def _escaped(self, s):
         """`s` (str or bytes-like) escaped for use between quotes as the session's
         sql_mode needs it (see :meth:`escape_string`); bytes."""
@@ -2027,14 +2040,7 @@ class Connection:
             lit = core_module.literal(s, charset=charset, encoding=encoding, portable=2)
             if lit is not None:
                 return lit[1:-1]            # reads the same in both modes
-            mode = self._confirm_escape_mode()
-            if mode is None:
-                raise ProgrammingError(
-                    2014, "Commands out of sync: whether the session's sql_mode has "
-                    "NO_BACKSLASH_ESCAPES is not known for certain and cannot be asked now "
-                    "(results unread, the connection in use by another thread or closed, or "
-                    "the session's charset is not the connection's); escaping this value "
-                    "needs it")
+            mode = self._confirmed_escape_mode()
         return core_module.escape_string(s, no_backslash_escapes=bool(mode),
                                          charset=charset, encoding=encoding)
 

@@ -571,14 +571,7 @@ class Connection(_connections.Connection):
         if mode is None:
             if "\\" not in s:
                 return s.replace("'", "''")
-            mode = self._confirm_escape_mode()
-            if mode is None:
-                raise ProgrammingError(
-                    2014, "Commands out of sync: whether the session's sql_mode has "
-                    "NO_BACKSLASH_ESCAPES is not known for certain and cannot be asked now "
-                    "(results unread, the connection in use by another thread or closed, or "
-                    "the session's charset is not the connection's); escaping this value "
-                    "needs it")
+            mode = self._confirmed_escape_mode()
         if mode:
             return s.replace("'", "''")
         return converters.escape_string(s)

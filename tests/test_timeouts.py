@@ -177,9 +177,11 @@ def test_read_timeout_over_tls(certs):
 BIG = 64 << 20     # larger than any socket buffers on the way
 
 
-def _stalled_peer(caps=FULL_CAPS, hold=5.0):
+def _stalled_peer(caps=FULL_CAPS, hold=60.0):
     """A peer that authenticates the client and then never reads again (for `hold`
-    seconds, then closes)."""
+    seconds or until `release` is set, then closes: long enough that a loaded machine's
+    deflate of the statement does not outlast it, which made the write end in 2006
+    'Connection reset by peer' instead of the write timeout's 2013)."""
     release = threading.Event()
 
     def script(peer):

@@ -576,12 +576,21 @@ def test_decoding_releases_the_gil(conn):
     import sys
     old = sys.getswitchinterval()
     sys.setswitchinterval(0.0005)
+    # measured: 7-50x released, about 2x held, on an idle machine; another process on
+    # the 2 cores (CI's sanitizer run beside other work) can take the spinner's core for
+    # a whole round, so up to 4 rounds, each pair back to back: a decoder that held the
+    # GIL would stay near 1-2x in every round
+    rounds = []
     try:
-        arrow = max(spinner_rate(lambda r: r.fetch_arrow(-1)) for _ in range(2))
-        held = min(spinner_rate(lambda r: big.count(b"y")) for _ in range(2))
+        for _ in range(4):
+            arrow = max(spinner_rate(lambda r: r.fetch_arrow(-1)) for _ in range(2))
+            held = min(spinner_rate(lambda r: big.count(b"y")) for _ in range(2))
+            rounds.append((arrow, held))
+            if arrow > 4 * held:
+                break
     finally:
         sys.setswitchinterval(old)
-    assert arrow > 4 * held, (arrow, held)   # measured: 7-50x released, about 2x held
+    assert any(arrow > 4 * held for arrow, held in rounds), rounds
 
 
 def _py(v):

@@ -515,10 +515,29 @@ class BaseCursor:
         if not lock.acquire(False):
             raise _busy()
         try:
-            self._clear()
             core = conn._conn
             conn._last_error = _NO_ERROR
             pipe = conn._pipeline
+            if pipe is None and attributes is None and self._one_call:
+                # the common case in one call into the core (statement.c query_result):
+                # the statement sent, its first result kept, what _read_result sets
+                if core.rows_pending or core.more_results or core.cursor_open:
+                    conn._discard_pending(self)
+                conn._owner = weakref.ref(self)
+                if self._executed_from is not None or self.messages or \
+                        self._pipe_error is not None or self._pipe_sets is not None:
+                    self._clear()
+                self._executed = sql
+                try:
+                    (self._rows, self.description, self.description_flags, self.rowcount,
+                     self.lastrowid, self.warning_count) = core.query_result(sql)
+                except BaseException:
+                    self._clear()
+                    self._executed = sql
+                    raise
+                self.rownumber = 0
+                return self.rowcount
+            self._clear()
             if pipe is not None and pipe.enabled and attributes is None and \
                     not self._server_cursor:
                 return self._pipe_query(conn, pipe, sql)
@@ -549,6 +568,15 @@ class BaseCursor:
     def _row_keys(self, core):
         # keys for core.fetch(): None gives tuples (DictCursor overrides)
         return None
+
+    #: _query may take a result in one core call (query_result): the class reads its
+    #: results as BaseCursor does (tuples, buffered); set for each class below
+    _one_call = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._one_call = (cls._read_result is BaseCursor._read_result
+                         and cls._row_keys is BaseCursor._row_keys)
 
     def _read_result(self, core, field_count):
         if field_count > 0:

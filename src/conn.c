@@ -80,6 +80,7 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(c->description);
     Py_VISIT(c->column_names);
     Py_VISIT(c->column_tables);
+    Py_VISIT(c->take_rows);
     for (Py_ssize_t i = 0; i < c->plan_len; i++) {
         Py_VISIT(c->plan[i].converter);
         Py_VISIT(c->plan[i].codec_obj);
@@ -97,6 +98,7 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->server_public_key);
     Py_CLEAR(c->infile_handler);
     Py_CLEAR(c->infile_exc);
+    Py_CLEAR(c->take_rows);
     Py_CLEAR(c->on_abandon);
     Py_CLEAR(c->pyio);
     mc_pytls_free(c);
@@ -368,7 +370,7 @@ int mc_check_idle(mc_conn *c) {
                              c->pipe_pending);
         return -1;
     }
-    if (c->state != ST_IDLE) {
+    if (c->state != ST_IDLE || c->take_phase) {
         mc_conn_client_error(c, c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
                           "Commands out of sync; you can't run this command now");
         return -1;
@@ -449,7 +451,7 @@ int mc_check_packet(mc_conn *c, size_t payload, const char *what) {
 /* Does `s` contain LOCAL, in any case?  Every LOAD DATA LOCAL INFILE statement does (LOAD
    DATA can be neither prepared nor built at run time), so a statement that does not
    cannot make a well-behaved server ask for a file. */
-static int mentions_local(const unsigned char *s, size_t n) {
+int mc_mentions_local(const unsigned char *s, size_t n) {
     for (size_t i = 0; i + 5 <= n; i++) {
         if ((s[i] | 0x20) == 'l' && (s[i + 1] | 0x20) == 'o' && (s[i + 2] | 0x20) == 'c' &&
             (s[i + 3] | 0x20) == 'a' && (s[i + 4] | 0x20) == 'l')
@@ -466,7 +468,7 @@ static int mentions_local(const unsigned char *s, size_t n) {
    only then: a statement of MC_MIN_MAX_PACKET bytes or more had the limit read by
    mc_check_packet, so at most that many bytes are scanned.  0, or -1 (connection failed). */
 int mc_infile_limit_prepare(mc_conn *c, const unsigned char *sql, size_t n) {
-    if (!c->infile_handler || c->max_packet != 0 || !mentions_local(sql, n)) return 0;
+    if (!c->infile_handler || c->max_packet != 0 || !mc_mentions_local(sql, n)) return 0;
     return mc_read_max_packet(c);
 }
 
@@ -1031,6 +1033,8 @@ static PyGetSetDef Conn_getset[] = {
     {"column_names", (getter)get_column_names, NULL, NULL, NULL},
     {"column_tables", (getter)get_column_tables, NULL, NULL, NULL},
     {"more_results", (getter)get_more_results, NULL, NULL, NULL},
+    {"take_pending", (getter)mc_conn_get_take_pending, NULL,
+     "a statement sent with send_query_nowait() awaits take_result()", NULL},
     {"pipe_pending", (getter)get_pipe_pending, NULL,
      "pipelined commands whose responses are not read yet", NULL},
     {"rows_pending", (getter)get_rows_pending, NULL, NULL, NULL},
@@ -1136,6 +1140,15 @@ static PyMethodDef Conn_methods[] = {
      " connection's last Store was read as rows"},
     {"prefer_store", (PyCFunction)mc_conn_prefer_store, METH_NOARGS,
      "prefer_store(): store() keeps the next results (a columnar read happened)"},
+    {"query_result", (PyCFunction)(void (*)(void))mc_conn_query_result, METH_VARARGS | METH_KEYWORDS,
+     "query_result(sql, keys=None) -> (rows, description, description_flags, rowcount,"
+     " lastrowid, warning_count): query() and store() in one call (statement.c)"},
+    {"send_query_nowait", (PyCFunction)mc_conn_send_query_nowait, METH_O,
+     "send_query_nowait(sql) -> bool: COM_QUERY handed to the transport without waiting;"
+     " False (nothing sent) when it needs a wait first (statement.c)"},
+    {"take_result", (PyCFunction)(void (*)(void))mc_conn_take_result, METH_VARARGS | METH_KEYWORDS,
+     "take_result(keys=None, wait=False) -> the query_result() tuple of the statement"
+     " send_query_nowait() sent, or None while its response is not complete"},
     {NULL},
 };
 

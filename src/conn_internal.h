@@ -139,6 +139,13 @@ struct mc_conn_s {
        one at a time with read_response() */
     Py_ssize_t pipe_pending;
     int pipe_reading;      /* a pipelined command's response is being read */
+    /* statement.c: one statement in one call (query_result), and the same read by an
+       event loop (send_query_nowait + take_result): the response being read */
+    int nowait;            /* the engine returns MC_NEED instead of waiting for bytes, and
+                              writes without waiting for the transport to drain */
+    int take_phase;        /* 0 none, 1 sent (head not read), 2 rows being kept */
+    Py_ssize_t take_nc;    /* phase 2: the result's field count */
+    PyObject *take_rows;   /* phase 2: the Store being filled, or the list of decoded rows */
     unsigned char *zbuf;
     size_t zcap, zpos, zend;
     mc_writer zsend;       /* plain packets assembled before compression */
@@ -358,6 +365,12 @@ int mc_no_query_attributes(mc_conn *c);
 PyObject *Conn_query_attributes(mc_conn *c, PyObject *args);
 PyObject *mc_get_query_attributes(mc_conn *c, void *x);
 
+/* statement.c: one statement in one call (methods of Connection) */
+PyObject *mc_conn_query_result(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *mc_conn_send_query_nowait(mc_conn *c, PyObject *arg);
+PyObject *mc_conn_take_result(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *mc_conn_get_take_pending(mc_conn *c, void *x);
+
 /* engine_api.c: the _engine_* methods of Connection (listed in conn.c's method table) */
 void mc_engine_api_free(mc_conn *c);
 PyObject *Conn_engine_start(mc_conn *c, PyObject *args, PyObject *kwds);
@@ -391,6 +404,8 @@ int mc_read_max_packet(mc_conn *c);
 size_t mc_packet_limit(mc_conn *c, size_t payload);
 int mc_check_packet(mc_conn *c, size_t payload, const char *what);
 int mc_infile_limit_prepare(mc_conn *c, const unsigned char *sql, size_t n);
+/* the statement text contains LOCAL in any case (may be LOAD DATA LOCAL INFILE) */
+int mc_mentions_local(const unsigned char *s, size_t n);
 PyObject *mc_simple_command(mc_conn *c, uint8_t cmd, const unsigned char *arg, size_t len);
 int mc_conn_add_type(PyObject *module);
 
@@ -440,6 +455,11 @@ typedef struct {
 } mc_store;
 
 PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds);
+/* a new empty Store for the current result set, or NULL (with an exception, or without
+   one: decode the rows at once instead); its rows read by mc_store_pull: 1 complete,
+   MC_NEED (no wait allowed, call again), -1.  The caller has entered. */
+mc_store *mc_store_begin(mc_conn *c, PyObject *keys);
+int mc_store_pull(mc_store *s, mc_conn *c);
 PyObject *mc_conn_prefer_store(mc_conn *c, PyObject *noargs);
 /* byte offset of row `row` (0 <= row < nrows) in s->buf; no Python API */
 size_t mc_store_offset(mc_store *s, Py_ssize_t row);

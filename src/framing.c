@@ -462,7 +462,7 @@ int mc_frame_next(mc_conn *c, const unsigned char **payload, size_t *len) {
 /* Ask the transport for more bytes (after writing what is pending).  0, MC_NEED when no
    transport is attached, or -1. */
 static int engine_wait(mc_conn *c) {
-    if (!c->io) return MC_NEED;
+    if (!c->io || c->nowait) return MC_NEED;
     return c->io->fill(c);
 }
 
@@ -683,6 +683,7 @@ void mc_conn_close_socket(mc_conn *c) {
     c->compress = 0;
     c->pipe_pending = 0;   /* their responses will never be read */
     c->pipe_reading = 0;
+    c->take_phase = 0;     /* (statement.c: the response will never be read) */
     c->zpos = c->zend = 0;
     c->out.len = 0;
     c->wout.len = 0;

@@ -142,7 +142,20 @@ Py_ssize_t mc_local_infile(mc_conn *c, const unsigned char *name, size_t name_n)
                              queued);
         return -1;
     }
-    if (!c->infile_handler) {
+    if (c->nowait && c->infile_handler) {
+        /* statement.c: only a statement that does not mention LOCAL goes without waiting
+           on a connection that serves files, so no file was asked for: refused (no byte
+           of any file is sent; the connection stays in sync), as a request for a plain
+           statement is refused by the handler's own rules */
+        PyObject *fn = PyBytes_FromStringAndSize((const char *)name, (Py_ssize_t)name_n);
+        if (fn) {
+            mc_raise(c->st->OperationalError, 2068,
+                     "LOAD DATA LOCAL INFILE refused: the statement does not mention LOCAL "
+                     "(the server asked for %R)", fn);
+            Py_DECREF(fn);
+        }
+        PyErr_Fetch(&exc_t, &exc_v, &exc_tb);
+    } else if (!c->infile_handler) {
         PyObject *fn = PyBytes_FromStringAndSize((const char *)name, (Py_ssize_t)name_n);
         if (fn) {
             mc_raise(c->st->OperationalError, 2068,

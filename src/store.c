@@ -262,6 +262,54 @@ static int ctx_init(mc_store *s, mc_conn *c) {
 }
 
 /* Connection.store(keys=None) -> Store or None; the caller holds no guard. */
+/* A new, empty Store for the current result set (the caller has entered; c->plan is the
+   result's): NULL with an exception, or NULL without one when the result must be decoded
+   at once instead (store_applies).  Its rows are read with mc_store_pull. */
+mc_store *mc_store_begin(mc_conn *c, PyObject *keys) {
+    if (!c->plan || c->field_count <= 0) {
+        mc_raise(c->st->ProgrammingError, 0, "no result set with columns");
+        return NULL;
+    }
+    if (!store_applies(c)) return NULL;
+    PyTypeObject *tp = c->st->StoreType;
+    mc_store *s = (mc_store *)tp->tp_alloc(tp, 0);
+    if (!s) return NULL;
+    if (ctx_init(s, c) < 0) { Py_DECREF(s); return NULL; }
+    Py_XINCREF(keys);
+    s->keys = keys;
+    Py_INCREF((PyObject *)c);
+    s->owner = c;
+    return s;
+}
+
+/* Keep the result's rows in `s` as their packets come: 1 once the result's end was read
+   (the Store is complete and shrunk), MC_NEED when the next row is not complete and no
+   wait is allowed (nothing of it consumed; call again after more bytes), -1 with an
+   exception (the row decoder's error for a malformed row, an ERR packet, a lost
+   connection).  The caller has entered. */
+int mc_store_pull(mc_store *s, mc_conn *c) {
+    while (c->state == ST_ROWS) {
+        const unsigned char *p;
+        size_t n;
+        int r = mc_conn_next_row(c, &p, &n);
+        if (r == MC_NEED) return MC_NEED;
+        if (r < 0) return -1;
+        if (r == 0) break;
+        if (!row_ok(&s->ctx, p, n)) {
+            /* the row decoder raises the error this row gives (and closes the connection
+               for a malformed one), as fetch() would have */
+            PyObject *row = mc_conn_decode_row(c, p, n, NULL);
+            if (!row) return -1;
+            Py_DECREF(row);   /* decodes after all: keep it */
+        }
+        if (n > 0xFFFFFFFFu) { mc_conn_malformed(c, "row packet larger than 4 GiB"); return -1; }
+        if (store_append(s, p, n) < 0) return -1;
+        c->rows_read++;
+    }
+    store_shrink(s);
+    return 1;
+}
+
 PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"keys", NULL};
     PyObject *keys = Py_None;
@@ -272,47 +320,22 @@ PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds) {
         return NULL;
     }
     if (mc_conn_enter(c) < 0) return NULL;
-    mc_store *s = NULL;
-    if (!c->plan || c->field_count <= 0) {
-        mc_raise(c->st->ProgrammingError, 0, "no result set with columns");
-        goto error;
-    }
-    if (!store_applies(c)) {
+    mc_store *s = mc_store_begin(c, keys);
+    if (!s) {
         mc_conn_leave(c);
+        if (PyErr_Occurred()) return NULL;
         Py_RETURN_NONE;
     }
-    PyTypeObject *tp = c->st->StoreType;
-    s = (mc_store *)tp->tp_alloc(tp, 0);
-    if (!s) goto error;
-    if (ctx_init(s, c) < 0) goto error;
-    Py_XINCREF(keys);
-    s->keys = keys;
-    Py_INCREF((PyObject *)c);
-    s->owner = c;
-    while (c->state == ST_ROWS) {
-        const unsigned char *p;
-        size_t n;
-        int r = mc_conn_next_row(c, &p, &n);
-        if (r < 0) goto error;
-        if (r == 0) break;
-        if (!row_ok(&s->ctx, p, n)) {
-            /* the row decoder raises the error this row gives (and closes the connection
-               for a malformed one), as fetch() would have */
-            PyObject *row = mc_conn_decode_row(c, p, n, NULL);
-            if (!row) goto error;
-            Py_DECREF(row);   /* decodes after all: keep it */
-        }
-        if (n > 0xFFFFFFFFu) { mc_conn_malformed(c, "row packet larger than 4 GiB"); goto error; }
-        if (store_append(s, p, n) < 0) goto error;
-        c->rows_read++;
+    int r = mc_store_pull(s, c);
+    mc_conn_leave(c);
+    if (r != 1) {
+        if (r == MC_NEED)
+            mc_raise(c->st->ProgrammingError, 0, "store() needs a transport (the rows are "
+                     "not complete)");
+        Py_DECREF(s);
+        return NULL;
     }
-    store_shrink(s);
-    mc_conn_leave(c);
     return (PyObject *)s;
-error:
-    mc_conn_leave(c);
-    Py_XDECREF(s);
-    return NULL;
 }
 
 /* ---------------------------------------------------------------- reading */

@@ -106,7 +106,7 @@ static int py_flush(mc_conn *c) {
         mc_conn_raise_closed(c);
         return -1;
     }
-    int status = write_bytes(c, 1);
+    int status = write_bytes(c, !c->nowait);
     if (status == 0) return 0;
     if (status < 0) return close_keeping_error(c);
     if (status == 1) {

@@ -98,6 +98,7 @@ class StreamProtocol(asyncio.BufferedProtocol):
         waiter = self._waiter
         if waiter is not None:
             _settle(waiter, _DONE)
+            self._waiter = None
         else:
             self._unasked += nbytes
             if self._unasked > HIGH_WATER and not self._held and self.transport is not None:
@@ -142,10 +143,31 @@ class StreamProtocol(asyncio.BufferedProtocol):
         closes at once must still reach the engine as "lost", not as no stream)."""
         return self._fd
 
+    #: the next wait() reports the read timeout at once: the engine-driven statement
+    #: (mysqlc.aio._statement) waited the timeout already and hands over to the engine
+    _expire_next_wait = False
+
+    def wait_future(self) -> "asyncio.Future[int]":
+        """A future settled with a status (as :meth:`wait` returns) when bytes were given
+        to the engine or the stream ended: what the engine-driven statement path awaits
+        (mysqlc.aio._statement) outside the greenlet.  Reading resumes if it was held."""
+        self._unasked = 0
+        if self._held:
+            self._held = False
+            if self.transport is not None:
+                self.transport.resume_reading()
+        fut = self._waiter = self.loop.create_future()
+        if self._state:
+            fut.set_result(self._state)
+        return fut
+
     def wait(self, timeout: float) -> int:
         """Called by the engine (inside the connection's greenlet) when it needs bytes:
         returns once some were given to it (0), or 1 after `timeout` seconds (< 0: no
         limit), 2 at the end of the stream, 3 on an error."""
+        if self._expire_next_wait:
+            self._expire_next_wait = False
+            return _TIMEOUT
         if self._early:
             self._feed_early()
             return _DONE

@@ -14,6 +14,7 @@ import collections
 from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 
 from .. import cursors as _sync
+from . import _statement
 from .connection import install
 
 if TYPE_CHECKING:
@@ -204,6 +205,21 @@ class Cursor(BaseCursor):
 
 
 install(Cursor, _sync.Cursor, immediate=_FETCH)
+
+
+async def _execute(self: Cursor, query: Union[str, bytes], args: _Args = None, *,
+                   infile: Any = None, attributes: Any = None) -> int:
+    cur = self._sync_obj
+    if infile is None and attributes is None and cur._one_call and not cur._prepared:
+        # the engine-driven path, no greenlet switch (mysqlc.aio._statement)
+        return await _statement.execute(self, query, args)
+    return await self._worker.run(cur.execute, query, args, infile=infile,
+                                  attributes=attributes)
+
+
+_execute.__name__ = _execute.__qualname__ = "execute"
+_execute.__doc__ = Cursor.execute.__doc__
+Cursor.execute = _execute   # type: ignore[method-assign]
 
 
 class DictCursor(Cursor):

@@ -1,0 +1,203 @@
+"""The asyncio hot path: a buffered cursor's ``execute()`` driven by the event loop, with no
+greenlet switch.
+
+The statement is formatted in the awaiting task (the sync cursor's ``_format``, when it
+needs no round trip: no parameters, or the session's escaping mode known for certain),
+handed to the stream without waiting (``_core.Connection.send_query_nowait``, src/
+statement.c), and its response is taken with ``take_result()`` after each wake-up of the
+stream's future (:meth:`StreamProtocol.wait_future`): the engine keeps the rows that are
+complete and returns None until the first result has ended, then the tuple the sync
+cursor's ``query_result`` gives.  One await is then about one event-loop wake-up plus
+the sync path's C work, and decoding -- user converters included -- runs in the awaiting
+task's own :mod:`contextvars` context.
+
+Everything else goes through the connection's greenlet (:mod:`mysqlc.aio._runner`), as
+before: statements whose formatting needs a round trip, LOAD DATA LOCAL, query attributes,
+prepared and unbuffered cursors, pipelines, results left unread, a stream that ended.
+The fast path hands over to it as well when the stream reports anything but bytes (end
+of stream, an error, the read timeout): the engine then reads on with the blocking
+transport's waits and raises exactly what the sync path raises (2013 with KILL QUERY for
+a read timeout, lost connection...).
+
+Cancellation keeps the runner's guarantees (``_stop_cancelled``): ``KILL QUERY`` over a
+side connection, the response read to its end (and further results drained) within
+:data:`mysqlc.aio._runner.CANCEL_BUDGET` seconds, else the connection is closed; then
+:class:`asyncio.CancelledError` is raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from typing import Any
+
+from .. import connections
+from .._state import _NO_ERROR, _busy
+from ..errors import Error
+from ._runner import CANCEL_BUDGET
+from ._transport import _DONE, _TIMEOUT
+
+
+def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
+    """The SQL bytes of `query` with `args` when they can be written without a round
+    trip (see the module docstring), else None."""
+    core = conn._conn
+    if (core.session_track_seq != conn._track_seq
+            and core.session_uncertain_seq > conn._resynced_seq):
+        return None    # _sync_session would send its SET first
+    if args is not None:
+        if conn._escape_mode() is None:
+            return None
+        if isinstance(query, str):
+            if ";" in query:
+                return None
+        elif not isinstance(query, bytes) or b";" in query:
+            return None
+    return cur._format(conn, query, args)
+
+
+async def execute(shell: Any, query: Any, args: Any) -> Any:
+    """``await cursor.execute(query, args)`` of a buffered asyncio cursor (the shell of a
+    sync cursor whose class reads results as BaseCursor does)."""
+    cur = shell._sync_obj
+    worker = shell._worker
+    conn = cur.connection
+    if conn is None or worker.busy or conn._closed or conn._pipeline is not None:
+        return await worker.run(cur.execute, query, args)
+    core = conn._conn
+    proto = conn._proto
+    loop = asyncio.get_running_loop()
+    if (core is None or proto is None or proto._state or proto._early or proto._exc
+            is not None or worker.loop is not loop or core.rows_pending
+            or core.more_results or core.cursor_open or cur._attributes):
+        return await worker.run(cur.execute, query, args)
+    conn._last_error = _NO_ERROR
+    sql = _query_now(cur, conn, query, args)
+    if sql is None:
+        return await worker.run(cur.execute, query, args)
+    lock = conn._lock
+    if not lock.acquire(False):
+        raise _busy()
+    worker.busy = True
+    sent = False
+    try:
+        conn._owner = weakref.ref(cur)
+        if cur._executed_from is not None or cur.messages or \
+                cur._pipe_error is not None or cur._pipe_sets is not None:
+            cur._clear()
+        cur._executed = sql
+        try:
+            sent = core.send_query_nowait(sql)
+            if sent:
+                r = core.take_result()
+                if r is None:
+                    r = await _wait_result(worker, conn, core, proto, loop)
+        except BaseException:
+            cur._clear()
+            cur._executed = sql
+            raise
+        if sent:
+            (cur._rows, cur.description, cur.description_flags, cur.rowcount,
+             cur.lastrowid, cur.warning_count) = r
+            cur.rownumber = 0
+            return cur.rowcount
+    except Error as exc:
+        conn._note_error(exc)
+        raise
+    finally:
+        worker.busy = False
+        lock.release()
+    # the statement needs a wait before it can be sent (the core said so: nothing was
+    # sent): the sync cursor sends it from the greenlet
+    return await worker.run(cur._query, conn, sql, None)
+
+
+async def _wait_result(worker: Any, conn: Any, core: Any, proto: Any,
+                       loop: asyncio.AbstractEventLoop) -> Any:
+    timeout = conn._timeouts[1]
+    while True:
+        fut = proto.wait_future()
+        timer = loop.call_later(timeout, _timed_out, fut) if timeout is not None else None
+        try:
+            status = await fut
+        except asyncio.CancelledError:
+            await _stop(worker, conn, core, proto, loop)
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if status != _DONE:
+            # the stream ended, failed or timed out: the engine reads on with the
+            # transport's waits in the greenlet and raises what the sync path raises
+            exc = proto._exc
+            if exc is not None:   # the engine's own error on received bytes (2027...)
+                proto._exc = None
+                raise exc
+            if status == _TIMEOUT:
+                proto._expire_next_wait = True
+            worker.busy = False
+            return await worker.run(core.take_result, None, True)
+        r = core.take_result()
+        if r is not None:
+            return r
+
+
+def _timed_out(fut: "asyncio.Future[int]") -> None:
+    if not fut.done():
+        fut.set_result(_TIMEOUT)
+
+
+async def _stop(worker: Any, conn: Any, core: Any, proto: Any,
+                loop: asyncio.AbstractEventLoop) -> None:
+    """The awaiting task was cancelled while the statement ran: KILL QUERY, then read
+    the response to its end within the budget (its result dropped), else close."""
+    deadline = loop.time() + CANCEL_BUDGET
+
+    def abort() -> None:
+        proto.close()
+        if core.take_pending:
+            # the engine notices the end now (the stream reports it without waiting): the
+            # statement's response is forgotten and the connection closed, so the next
+            # command raises "lost connection", not "out of sync"
+            try:
+                core.take_result(None, True)
+            except Error:
+                pass
+
+    kill = loop.run_in_executor(None, connections.Connection._kill_query_side, conn,
+                                core.thread_id, max(0.5, CANCEL_BUDGET - 0.5))
+    try:
+        while core.open and core.take_pending:
+            try:
+                if core.take_result() is not None:
+                    break
+            except Error:
+                break    # 1317 "Query execution was interrupted": the response's end
+            left = deadline - loop.time()
+            if left <= 0:
+                abort()
+                break
+            fut = proto.wait_future()
+            try:
+                await asyncio.wait({fut}, timeout=left)
+            except asyncio.CancelledError:
+                pass    # cancelled again: keep draining
+            if not fut.done():
+                fut.cancel()
+            elif fut.result() != _DONE:
+                abort()
+                break
+        if core.open and (core.rows_pending or core.more_results):
+            left = max(0.0, deadline - loop.time())
+            msg = worker.resume_call(core.drain, left)
+            ok = await worker.finish(msg, deadline, abort)
+            if not ok or core.rows_pending or core.more_results:
+                abort()
+    finally:
+        try:
+            await asyncio.wait_for(asyncio.shield(kill), max(0.1, deadline - loop.time()))
+        except BaseException:   # noqa: BLE001 - a failed KILL: close rather than guess
+            abort()
+        if proto._state:
+            conn._owner = None
+

@@ -129,6 +129,17 @@ class Connection:
     # pipelining (mysqlc/_pipeline.py): a command sent, its response read later
     def send_query(self, sql: Buffer, /) -> int: ...   # the response's sequence id
     def read_response(self, binary: bool = False, seq: int = 1) -> int: ...
+    # one statement in one call (src/statement.c): (rows, description,
+    # description_flags, rowcount, lastrowid, warning_count)
+    def query_result(
+        self, sql: Buffer, keys: Optional[tuple[str, ...]] = None
+    ) -> tuple[Any, Optional[tuple[tuple[Any, ...], ...]], Optional[tuple[int, ...]],
+               int, int, int]: ...
+    def send_query_nowait(self, sql: Buffer, /) -> bool: ...
+    def take_result(
+        self, keys: Optional[tuple[str, ...]] = None, wait: bool = False
+    ) -> Optional[tuple[Any, Optional[tuple[tuple[Any, ...], ...]],
+                        Optional[tuple[int, ...]], int, int, int]]: ...
     def query_attributes(
         self,
         sql: Buffer,
@@ -284,6 +295,8 @@ class Connection:
     def more_results(self) -> bool: ...
     @property
     def pipe_pending(self) -> int: ...
+    @property
+    def take_pending(self) -> bool: ...
     @property
     def rows_pending(self) -> bool: ...
     @property

@@ -1,0 +1,280 @@
+"""One statement in one core call (src/statement.c, issue 22).
+
+Sync: ``Connection.query_result(sql)`` is query() + store() in one call, and the buffered
+cursors take their results through it.  asyncio: a buffered cursor's ``execute()`` is
+driven from the event loop (``send_query_nowait`` + ``take_result``, mysqlc/aio/
+_statement.py) with no greenlet switch; what cannot go that way falls back to the
+greenlet and gives the same results.  The shared scenarios (errors, timeouts,
+cancellation, faults, TLS, compression, LOCAL INFILE) run through both APIs elsewhere;
+here: that the path is taken, results and errors equal the sync API's, large results,
+a stream that ends mid-statement, and the core methods' misuse.
+"""
+
+import asyncio
+import time
+
+import greenlet
+import pytest
+
+import mysqlc
+import mysqlc.aio
+from mysqlc.aio import cursors as acur
+from mysqlc.constants import FIELD_TYPE
+
+try:
+    import uvloop
+except ImportError:   # pragma: no cover - uvloop is in tests/requirements.txt
+    uvloop = None
+
+
+@pytest.fixture(params=["asyncio", "uvloop"])
+def run(request):
+    if request.param == "uvloop":
+        if uvloop is None:
+            pytest.fail("uvloop is not installed (tests/requirements.txt)")
+        factory = uvloop.new_event_loop
+    else:
+        factory = asyncio.new_event_loop
+
+    def runner(fn, *args):
+        async def bounded():
+            async with asyncio.timeout(60):
+                return await fn(*args)
+        loop = factory()
+        try:
+            return loop.run_until_complete(bounded())
+        finally:
+            loop.close()
+    return runner
+
+
+class _Switches:
+    """Counts switches into the greenlets of the given connections (greenlet.settrace)
+    while active (a collected greenlet of an earlier test, killed by a throw, does not
+    count)."""
+
+    def __init__(self, *conns):
+        self.count = 0
+        self._targets = [c._worker._g for c in conns]
+
+    def __enter__(self):
+        def trace(event, args):
+            if event in ("switch", "throw") and any(args[1] is g for g in self._targets):
+                self.count += 1
+        self._old = greenlet.settrace(trace)
+        return self
+
+    def __exit__(self, *exc):
+        greenlet.settrace(self._old)
+
+
+STATEMENTS = [
+    ("SELECT 1", None),
+    ("SELECT %s, %s, %s", (1, "a'b\\c", None)),
+    ("SELECT seq, CONCAT('r', seq), seq * 1.5 FROM seq_1_to_300", None),
+    ("INSERT INTO sp_t (v) VALUES (%s)", ("one",)),
+    ("INSERT INTO sp_t (v) VALUES (%s), (%s)", ("two", "three")),
+    ("UPDATE sp_t SET v = CONCAT(v, '!') WHERE id > %s", (1,)),
+    ("DELETE FROM sp_t WHERE v = %s", ("three!",)),
+    ("SELECT id, v FROM sp_t ORDER BY id", None),
+    ("SELECT 1 FROM seq_1_to_10 WHERE 1 = 0", None),
+    ("DO 1", None),
+]
+
+
+def _attrs(cur):
+    return (cur.rowcount, cur.lastrowid, cur.description, cur.description_flags,
+            cur.warning_count, cur.rownumber)
+
+
+def _sync_results(conn_kwargs):
+    c = mysqlc.connect(**conn_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("CREATE TEMPORARY TABLE sp_t (id INT AUTO_INCREMENT PRIMARY KEY, "
+                    "v VARCHAR(20))")
+        out = []
+        for sql, args in STATEMENTS:
+            cur.execute(sql, args)
+            out.append((_attrs(cur), cur.fetchall()))
+        return out
+    finally:
+        c.close()
+
+
+def test_sync_cursor_results_equal_the_two_call_path(conn_kwargs):
+    """query_result() (one call) gives what query() + store() give (the cursor's
+    attributes and rows), for result sets, OK packets and errors."""
+    c = mysqlc.connect(**conn_kwargs)
+    try:
+        fast, slow = c.cursor(), c.cursor()
+        slow._one_call = False
+        assert fast._one_call and not c.cursor(mysqlc.cursors.DictCursor)._one_call
+        for cur in (fast, slow):
+            cur.execute("CREATE TEMPORARY TABLE IF NOT EXISTS sp_t (id INT AUTO_INCREMENT "
+                        "PRIMARY KEY, v VARCHAR(20))")
+            cur.execute("TRUNCATE sp_t")
+        got = {}
+        for name, cur in (("fast", fast), ("slow", slow)):
+            cur.execute("TRUNCATE sp_t")
+            res = []
+            for sql, args in STATEMENTS:
+                cur.execute(sql, args)
+                res.append((_attrs(cur), cur.fetchall()))
+            with pytest.raises(mysqlc.ProgrammingError) as ei:
+                cur.execute("SELECT * FROM no_such_table")
+            res.append((ei.value.args[0], _attrs(cur), c.errno()))
+            cur.execute("SELECT 2")
+            res.append(cur.fetchall())
+            got[name] = res
+        assert got["fast"] == got["slow"]
+        assert got["fast"][2][1][-1][:2] == (300, "r300")
+    finally:
+        c.close()
+
+
+def test_core_methods_misuse(conn_kwargs):
+    c = mysqlc.connect(**conn_kwargs)
+    core = c._conn
+    try:
+        rows, desc, flags, n, lastrowid, warnings = core.query_result(b"SELECT 1 AS x")
+        assert list(rows) == [(1,)] and desc[0][0] == "x" and n == 1 and lastrowid == 0
+        assert core.query_result(b"DO 1") == ((), None, None, 0, 0, 0)
+        with pytest.raises(mysqlc.ProgrammingError) as ei:
+            core.take_result()
+        assert ei.value.args[0] == 2014
+        with pytest.raises(TypeError):
+            core.query_result(b"SELECT 1", keys=["x"])
+        with pytest.raises(mysqlc.ProgrammingError) as ei:   # the server's ERR
+            core.query_result(b"SELECT * FROM no_such_table")
+        assert ei.value.args[0] == 1146
+        assert not core.take_pending
+        # the blocking transport can send without waiting too; take_result(wait=True)
+        # then reads as query_result does
+        assert core.send_query_nowait(b"SELECT 5") is True
+        assert core.take_pending
+        with pytest.raises(mysqlc.ProgrammingError) as ei:   # one statement at a time
+            core.query_result(b"SELECT 6")
+        assert ei.value.args[0] == 2014
+        assert list(core.take_result(None, True)[0]) == [(5,)]
+        assert not core.take_pending
+        assert list(core.query_result(b"SELECT 7")[0]) == [(7,)]
+    finally:
+        c.close()
+
+
+def test_aio_execute_switches_no_greenlet(run, conn_kwargs):
+    """A buffered cursor's execute() (text protocol, parameters whose escaping needs no
+    round trip) runs without one greenlet switch, with the sync API's results."""
+    expected = _sync_results(conn_kwargs)
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor()
+            await cur.execute("CREATE TEMPORARY TABLE sp_t (id INT AUTO_INCREMENT PRIMARY "
+                              "KEY, v VARCHAR(20))")
+            await cur.execute("SELECT 1")   # the escaping mode confirmed by now
+            got = []
+            with _Switches(conn) as sw:
+                for sql, args in STATEMENTS:
+                    await cur.execute(sql, args)
+                    got.append((_attrs(cur), await cur.fetchall()))
+                with pytest.raises(mysqlc.ProgrammingError) as ei:
+                    await cur.execute("SELECT * FROM no_such_table")
+                assert ei.value.args[0] == 1146 and conn.errno() == 1146
+                await cur.execute("SELECT 2")
+                assert await cur.fetchall() == ((2,),)
+            assert sw.count == 0
+            assert got == expected
+            # what does not take the path still works, through the greenlet
+            with _Switches(conn) as sw:
+                dcur = conn.cursor(acur.DictCursor)
+                await dcur.execute("SELECT 1 AS a")
+                assert await dcur.fetchall() == ({"a": 1},)
+            assert sw.count > 0
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
+def test_aio_large_result_and_converters(run, conn_kwargs):
+    """Rows arrive over many wake-ups (reading held at the transport's high-water mark
+    between them) and are kept as they come; a user converter runs in the task, and its
+    error leaves the connection usable."""
+    seen = []
+
+    def decode_long(value):
+        seen.append(value)
+        if value == b"13":
+            raise ValueError("thirteen")
+        return int(value)
+
+    conv = dict(mysqlc.converters.conversions)
+    conv[FIELD_TYPE.LONGLONG] = decode_long
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        conv_conn = await mysqlc.aio.connect(conv=conv, **conn_kwargs)
+        try:
+            cur = conn.cursor()
+            with _Switches(conn) as sw:
+                n = await cur.execute("SELECT seq, REPEAT('x', 2000) FROM seq_1_to_6000")
+                rows = await cur.fetchall()
+            assert sw.count == 0
+            assert n == 6000 and len(rows) == 6000 and rows[-1] == (6000, "x" * 2000)
+            ccur = conv_conn.cursor()
+            await ccur.execute("SELECT CAST(seq AS SIGNED) FROM seq_1_to_5")
+            assert await ccur.fetchall() == tuple((i,) for i in range(1, 6))
+            with pytest.raises(ValueError, match="thirteen"):
+                await ccur.execute("SELECT CAST(seq AS SIGNED) FROM seq_1_to_20")
+            await ccur.execute("SELECT CAST(2 AS SIGNED)")
+            assert await ccur.fetchall() == ((2,),)
+        finally:
+            await conn.ensure_closed()
+            await conv_conn.ensure_closed()
+    run(body)
+
+
+def test_aio_stream_ends_mid_statement(run, conn_kwargs, root_conn_kwargs):
+    """The server ends the connection while the statement runs: the lost connection's
+    2013, then the closed connection's error -- never "commands out of sync"."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        tid = conn.thread_id()
+        cur = conn.cursor()
+        task = asyncio.ensure_future(cur.execute("SELECT SLEEP(5)"))
+        await asyncio.sleep(0.3)
+        killer = mysqlc.connect(**root_conn_kwargs)
+        try:
+            killer.cursor().execute("KILL CONNECTION %d" % tid)
+        finally:
+            killer.close()
+        t0 = time.monotonic()
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            await task
+        assert ei.value.args[0] in (2013, 1927), ei.value.args
+        assert time.monotonic() - t0 < 3
+        with pytest.raises(mysqlc.Error) as ei:
+            await conn.cursor().execute("SELECT 1")
+        assert ei.value.args[0] != 2014
+        conn.close()
+    run(body)
+
+
+def test_aio_two_tasks_one_connection(run, conn_kwargs):
+    """The engine-driven path keeps "one await at a time per connection"."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            first = asyncio.ensure_future(conn.cursor().execute("SELECT SLEEP(0.3)"))
+            await asyncio.sleep(0.05)
+            with pytest.raises(mysqlc.ProgrammingError, match="another operation"):
+                await conn.cursor().execute("SELECT 1")
+            assert await first == 1
+            cur = conn.cursor()
+            await cur.execute("SELECT 3")
+            assert await cur.fetchall() == ((3,),)
+        finally:
+            await conn.ensure_closed()
+    run(body)

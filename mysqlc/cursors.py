@@ -575,8 +575,9 @@ class BaseCursor:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._one_call = (cls._read_result is BaseCursor._read_result
-                         and cls._row_keys is BaseCursor._row_keys)
+        if cls._one_call and (cls._read_result is not BaseCursor._read_result
+                              or cls._row_keys is not BaseCursor._row_keys):
+            cls._one_call = False
 
     def _read_result(self, core, field_count):
         if field_count > 0:

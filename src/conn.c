@@ -81,6 +81,11 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(c->column_names);
     Py_VISIT(c->column_tables);
     Py_VISIT(c->take_rows);
+    Py_VISIT(c->hc_desc);
+    for (Py_ssize_t i = 0; i < c->hc_nc && c->hc_plan; i++) {
+        Py_VISIT(c->hc_plan[i].converter);
+        Py_VISIT(c->hc_plan[i].codec_obj);
+    }
     for (Py_ssize_t i = 0; i < c->plan_len; i++) {
         Py_VISIT(c->plan[i].converter);
         Py_VISIT(c->plan[i].codec_obj);
@@ -99,6 +104,8 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->infile_handler);
     Py_CLEAR(c->infile_exc);
     Py_CLEAR(c->take_rows);
+    mc_head_cache_forget(c);
+    mc_writer_free(&c->hc_bytes);
     Py_CLEAR(c->on_abandon);
     Py_CLEAR(c->pyio);
     mc_pytls_free(c);
@@ -935,6 +942,7 @@ static int set_converters(mc_conn *c, PyObject *v, void *x) {
     if (v == Py_None) v = NULL;
     Py_XINCREF(v);
     Py_XSETREF(c->converters, v);
+    mc_head_cache_forget(c);
     return 0;
 }
 
@@ -971,6 +979,7 @@ static int set_use_unicode(mc_conn *c, PyObject *v, void *x) {
         return -1;
     }
     c->use_unicode = b;
+    mc_head_cache_forget(c);
     return 0;
 }
 

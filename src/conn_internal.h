@@ -158,6 +158,14 @@ struct mc_conn_s {
     uint32_t ext_caps;     /* MariaDB extended capabilities agreed in the handshake */
     PyObject *meta_cache;  /* statement id -> tuple of column definition packets (bytes) */
     size_t max_packet;     /* the session's max_allowed_packet: 0 not read yet, SIZE_MAX unknown */
+    /* results.c: the last result set's column definitions (u32 length + payload each)
+       and what was built from them, reused when the next head repeats them byte for byte
+       (the same statement again: no plan, names or description tuples built) */
+    mc_writer hc_bytes;
+    Py_ssize_t hc_nc;      /* 0: nothing cached */
+    int hc_binary, hc_has_conv;
+    mc_column_plan *hc_plan;
+    PyObject *hc_desc, *hc_flags, *hc_names, *hc_tables;
     int rows_mode;         /* store.c: 1 once a Store was read as rows: store() then keeps
                               nothing (rows are decoded in execute(), as before); 0 for a new
                               connection and after a columnar read: store() keeps the packets */
@@ -364,6 +372,9 @@ int mc_no_query_attributes(mc_conn *c);
 #define PARAMETER_COUNT_AVAILABLE 0x08   /* COM_STMT_EXECUTE flags */
 PyObject *Conn_query_attributes(mc_conn *c, PyObject *args);
 PyObject *mc_get_query_attributes(mc_conn *c, void *x);
+
+/* results.c: forget the cached column definitions (converters or use_unicode changed) */
+void mc_head_cache_forget(mc_conn *c);
 
 /* statement.c: one statement in one call (methods of Connection) */
 PyObject *mc_conn_query_result(mc_conn *c, PyObject *args, PyObject *kwds);

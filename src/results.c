@@ -299,6 +299,84 @@ static int response_head_ready(mc_conn *c) {
     return mc_frame_wait(c, count);
 }
 
+/* ---------------------------------------------------------------- head cache */
+
+void mc_head_cache_forget(mc_conn *c) {
+    if (c->hc_plan) {
+        for (Py_ssize_t i = 0; i < c->hc_nc; i++) mc_plan_clear(&c->hc_plan[i]);
+        PyMem_Free(c->hc_plan);
+        c->hc_plan = NULL;
+    }
+    c->hc_nc = 0;
+    c->hc_bytes.len = 0;
+    Py_CLEAR(c->hc_desc);
+    Py_CLEAR(c->hc_flags);
+    Py_CLEAR(c->hc_names);
+    Py_CLEAR(c->hc_tables);
+}
+
+static mc_column_plan *plan_copy(const mc_column_plan *from, Py_ssize_t n) {
+    mc_column_plan *p = PyMem_Calloc((size_t)n, sizeof(mc_column_plan));
+    if (!p) { PyErr_NoMemory(); return NULL; }
+    memcpy(p, from, (size_t)n * sizeof(mc_column_plan));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_XINCREF(p[i].codec_obj);
+        Py_XINCREF(p[i].converter);
+    }
+    return p;
+}
+
+/* Are the next `nc` packets in rbuf (all complete: response_head_ready) the cached
+   column definitions, byte for byte and in sequence?  Then the result's head is installed
+   from the cache, the packets consumed: 1.  0: not cached (nothing consumed), -1: no
+   memory. */
+static int head_cache_take(mc_conn *c, Py_ssize_t nc) {
+    if (c->hc_nc != nc || !c->hc_desc || c->hc_binary != c->binary) return 0;
+    const unsigned char *cb = c->hc_bytes.buf;
+    size_t cl = c->hc_bytes.len, ci = 0, pos = c->rpos;
+    uint8_t seq = c->seq;
+    for (Py_ssize_t i = 0; i < nc; i++) {
+        if (c->rend - pos < 4) return 0;
+        const unsigned char *h = c->rbuf + pos;
+        size_t plen = mc_load_u24(h);
+        if (plen >= MC_MAX_PACKET || c->rend - pos - 4 < plen) return 0;
+        if (h[3] != seq && !c->compress) return 0;
+        if (cl - ci < 4 + plen || mc_load_u24(cb + ci) != plen || cb[ci + 3] != 0 ||
+            memcmp(cb + ci + 4, h + 4, plen) != 0)
+            return 0;
+        seq = (uint8_t)(h[3] + 1);
+        pos += 4 + plen;
+        ci += 4 + plen;
+    }
+    if (ci != cl) return 0;
+    c->plan = plan_copy(c->hc_plan, nc);
+    if (!c->plan) return -1;
+    c->rpos = pos;
+    c->seq = seq;
+    c->plan_len = nc;
+    c->field_count = nc;
+    c->has_converters = c->hc_has_conv;
+    c->description = Py_NewRef(c->hc_desc);
+    c->description_flags = Py_NewRef(c->hc_flags);
+    c->column_names = Py_NewRef(c->hc_names);
+    c->column_tables = Py_NewRef(c->hc_tables);
+    return 1;
+}
+
+/* Keep what the head just read built (its column definitions are in c->hc_bytes). */
+static void head_cache_keep(mc_conn *c, Py_ssize_t nc) {
+    mc_column_plan *p = plan_copy(c->plan, nc);
+    if (!p) { PyErr_Clear(); mc_head_cache_forget(c); return; }
+    c->hc_plan = p;
+    c->hc_nc = nc;
+    c->hc_binary = c->binary;
+    c->hc_has_conv = c->has_converters;
+    c->hc_desc = Py_NewRef(c->description);
+    c->hc_flags = Py_NewRef(c->description_flags);
+    c->hc_names = Py_NewRef(c->column_names);
+    c->hc_tables = Py_NewRef(c->column_tables);
+}
+
 Py_ssize_t mc_read_query_response(mc_conn *c) {
     const unsigned char *p;
     size_t n;
@@ -362,6 +440,18 @@ Py_ssize_t mc_read_query_response(mc_conn *c) {
     }
     c->insert_id = 0;        /* a result set carries no insert id (mysql_insert_id() is 0) */
     c->affected_rows = 0;
+    /* the column definitions as the last result set had them: reused (text results and
+       binary ones outside MariaDB's metadata cache) */
+    int caching = !cached && !record && meta_follows;
+    if (caching) {
+        int hit = head_cache_take(c, nc);
+        if (hit < 0) return -1;
+        if (hit) {
+            c->state = ST_ROWS;
+            goto after_columns;
+        }
+        mc_head_cache_forget(c);   /* rebuilt below from the bytes read */
+    }
     c->plan = PyMem_Calloc((size_t)nc, sizeof(mc_column_plan));
     if (!c->plan) { PyErr_NoMemory(); return -1; }
     c->plan_len = nc;
@@ -387,6 +477,20 @@ Py_ssize_t mc_read_query_response(mc_conn *c) {
             n = (size_t)PyBytes_GET_SIZE(def);
         } else {
             if (mc_read_packet(c, &p, &n) < 0) goto error;
+            if (caching) {
+                if (n >= MC_MAX_PACKET) {
+                    caching = 0;   /* (a joined 16 MiB definition: not worth keeping) */
+                } else {
+                    unsigned char lh[4];
+                    mc_store_u24(lh, (uint32_t)n);
+                    lh[3] = 0;
+                    if (mc_writer_put(&c->hc_bytes, lh, 4) < 0 ||
+                        mc_writer_put(&c->hc_bytes, p, n) < 0) {
+                        PyErr_Clear();
+                        caching = 0;
+                    }
+                }
+            }
             if (record) {
                 PyObject *def = PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
                 if (!def) goto error;
@@ -431,6 +535,9 @@ Py_ssize_t mc_read_query_response(mc_conn *c) {
         if (!f) goto error;
         PyTuple_SET_ITEM(c->description_flags, i, f);
     }
+    if (caching) head_cache_keep(c, nc);
+    else if (!cached && !record) mc_head_cache_forget(c);
+after_columns:
     if ((!(c->client_flag & CLIENT_DEPRECATE_EOF) && meta_follows) || c->cursor_wanted) {
         /* With a cursor the metadata is always followed by EOF/OK carrying
            SERVER_STATUS_CURSOR_EXISTS; without DEPRECATE_EOF there is always an EOF. */

@@ -564,6 +564,15 @@ class FakeCore:
         # as _core.Connection.store() for a result it does not keep: the cursor fetch()es
         return None
 
+    def query_result(self, sql, keys=None):
+        # as _core.Connection.query_result() (src/statement.c): query() and the first
+        # result's rows in one call
+        if self.query(sql) > 0:
+            rows = tuple(self.fetch(-1, keys))
+            return (rows, self.description, self.description_flags, len(rows), 0,
+                    self.warning_count)
+        return ((), None, None, self.affected_rows, self.insert_id, self.warning_count)
+
     def fetch(self, n=-1, keys=None):
         rows = self._cur[2] if self.rows_pending else []
         self.rows_pending = False

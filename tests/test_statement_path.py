@@ -12,6 +12,7 @@ a stream that ends mid-statement, and the core methods' misuse.
 
 import asyncio
 import time
+from decimal import Decimal
 
 import greenlet
 import pytest
@@ -278,3 +279,37 @@ def test_aio_two_tasks_one_connection(run, conn_kwargs):
         finally:
             await conn.ensure_closed()
     run(body)
+
+
+def test_repeated_heads_reuse_and_differ(conn_kwargs):
+    """The head cache (results.c): a result whose column definitions repeat the last
+    one's reuses its description; any byte that differs (name, type, length, charset),
+    use_unicode or the converters changing, builds them anew."""
+    c = mysqlc.connect(**conn_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("SELECT 1 AS x, 'a' AS y")
+        first = cur.description
+        cur.execute("SELECT 2 AS x, 'b' AS y")
+        assert cur.description is first and cur.fetchall() == ((2, "b"),)
+        for sql, want, name in (("SELECT 2 AS z, 'b' AS y", (2, "b"), "z"),
+                                ("SELECT '2' AS x, 'b' AS y", ("2", "b"), "x"),
+                                ("SELECT 2.5 AS x, 'b' AS y", (Decimal("2.5"), "b"), "x"),
+                                ("SELECT 1 AS x, 'a' AS y", (1, "a"), "x")):
+            cur.execute(sql)
+            assert cur.fetchall() == (want,) and cur.description[0][0] == name
+        c._conn.use_unicode = False
+        cur.execute("SELECT 1 AS x, 'a' AS y")
+        assert cur.fetchall() == ((1, b"a"),)
+        c._conn.use_unicode = True
+        cur.execute("SELECT 1 AS x, 'a' AS y")
+        assert cur.fetchall() == ((1, "a"),)
+        conv = lambda b: "conv:" + b.decode()  # noqa: E731
+        c._conn.converters = {FIELD_TYPE.LONG: conv, FIELD_TYPE.LONGLONG: conv}
+        cur.execute("SELECT 1 AS x, 'a' AS y")
+        assert cur.fetchall() == (("conv:1", "a"),)
+        c._conn.converters = None
+        cur.execute("SELECT 1 AS x, 'a' AS y")
+        assert cur.fetchall() == ((1, "a"),)
+    finally:
+        c.close()

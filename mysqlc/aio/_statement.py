@@ -56,14 +56,19 @@ def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
     return cur._format(conn, query, args)
 
 
-async def execute(shell: Any, query: Any, args: Any) -> Any:
-    """``await cursor.execute(query, args)`` of a buffered asyncio cursor (the shell of a
-    sync cursor whose class reads results as BaseCursor does)."""
+async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = None,
+                  attributes: Any = None) -> Any:
+    """``await cursor.execute(query, args)`` of a buffered asyncio cursor: the engine-driven
+    path when the statement can take it (the sync cursor's class reads results as
+    BaseCursor does, no infile, no query attributes, text protocol), else the sync
+    cursor's execute in the greenlet."""
     cur = shell._sync_obj
     worker = shell._worker
     conn = cur.connection
-    if conn is None or worker.busy or conn._closed or conn._pipeline is not None:
-        return await worker.run(cur.execute, query, args)
+    if (infile is not None or attributes is not None or not cur._one_call or cur._prepared
+            or conn is None or worker.busy or conn._closed or conn._pipeline is not None):
+        return await worker.run(cur.execute, query, args, infile=infile,
+                                attributes=attributes)
     core = conn._conn
     proto = conn._proto
     loop = asyncio.get_running_loop()
@@ -90,8 +95,22 @@ async def execute(shell: Any, query: Any, args: Any) -> Any:
             sent = core.send_query_nowait(sql)
             if sent:
                 r = core.take_result()
-                if r is None:
-                    r = await _wait_result(worker, conn, core, proto, loop)
+                timeout = conn._timeouts[1]
+                while r is None:
+                    if timeout is not None:
+                        r = await _wait_result(worker, conn, core, proto, loop, timeout)
+                        break
+                    # the common case inline: one wake-up of the stream, no timer
+                    fut = proto.wait_future()
+                    try:
+                        status = await fut
+                    except asyncio.CancelledError:
+                        await _stop(worker, conn, core, proto, loop)
+                        raise
+                    if status != _DONE:
+                        r = await _hand_over(worker, core, proto, status)
+                        break
+                    r = core.take_result()
         except BaseException:
             cur._clear()
             cur._executed = sql
@@ -112,31 +131,34 @@ async def execute(shell: Any, query: Any, args: Any) -> Any:
     return await worker.run(cur._query, conn, sql, None)
 
 
+async def _hand_over(worker: Any, core: Any, proto: Any, status: int) -> Any:
+    """The stream ended, failed or timed out: the engine reads on with the transport's
+    waits in the greenlet and raises what the sync path raises."""
+    exc = proto._exc
+    if exc is not None:   # the engine's own error on received bytes (2027...)
+        proto._exc = None
+        raise exc
+    if status == _TIMEOUT:
+        proto._expire_next_wait = True
+    worker.busy = False
+    return await worker.run(core.take_result, None, True)
+
+
 async def _wait_result(worker: Any, conn: Any, core: Any, proto: Any,
-                       loop: asyncio.AbstractEventLoop) -> Any:
-    timeout = conn._timeouts[1]
+                       loop: asyncio.AbstractEventLoop, timeout: float) -> Any:
+    """The wait of execute() with a read timeout: a timer per wake-up."""
     while True:
         fut = proto.wait_future()
-        timer = loop.call_later(timeout, _timed_out, fut) if timeout is not None else None
+        timer = loop.call_later(timeout, _timed_out, fut)
         try:
             status = await fut
         except asyncio.CancelledError:
             await _stop(worker, conn, core, proto, loop)
             raise
         finally:
-            if timer is not None:
-                timer.cancel()
+            timer.cancel()
         if status != _DONE:
-            # the stream ended, failed or timed out: the engine reads on with the
-            # transport's waits in the greenlet and raises what the sync path raises
-            exc = proto._exc
-            if exc is not None:   # the engine's own error on received bytes (2027...)
-                proto._exc = None
-                raise exc
-            if status == _TIMEOUT:
-                proto._expire_next_wait = True
-            worker.busy = False
-            return await worker.run(core.take_result, None, True)
+            return await _hand_over(worker, core, proto, status)
         r = core.take_result()
         if r is not None:
             return r

@@ -207,18 +207,8 @@ class Cursor(BaseCursor):
 install(Cursor, _sync.Cursor, immediate=_FETCH)
 
 
-async def _execute(self: Cursor, query: Union[str, bytes], args: _Args = None, *,
-                   infile: Any = None, attributes: Any = None) -> int:
-    cur = self._sync_obj
-    if infile is None and attributes is None and cur._one_call and not cur._prepared:
-        # the engine-driven path, no greenlet switch (mysqlc.aio._statement)
-        return await _statement.execute(self, query, args)
-    return await self._worker.run(cur.execute, query, args, infile=infile,
-                                  attributes=attributes)
-
-
-_execute.__name__ = _execute.__qualname__ = "execute"
-_execute.__doc__ = Cursor.execute.__doc__
+_execute = _statement.execute
+_execute.__doc__ = "%s\n\n%s" % (_execute.__doc__, Cursor.execute.__doc__)
 Cursor.execute = _execute   # type: ignore[method-assign]
 
 

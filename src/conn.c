@@ -707,6 +707,41 @@ static PyObject *Conn_select_db(mc_conn *c, PyObject *arg) {
 
 /* ---------------------------------------------------------------- change_user, stat, fileno */
 
+/* change_user(user, password=None, database=None)  [COM_CHANGE_USER]
+   Logs in again as `user` on this connection with the whole authentication exchange of
+   the handshake (mc_change_user, session.c, which says what the server resets).  Raises
+   ValueError for a NUL in user or database, the server's error (e.g. OperationalError
+   1045) when the login is refused; MariaDB then keeps the previous session and the
+   connection stays usable.  A malformed exchange closes the connection. */
+static PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"user", "password", "database", NULL};
+    PyObject *user, *password = Py_None, *database = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO:change_user", kwlist, &user, &password,
+                                     &database))
+        return NULL;
+    span su, sp, sd;
+    Py_buffer vu, vp, vd;
+    vu.obj = vp.obj = vd.obj = NULL;
+    PyObject *ret = NULL;
+    if (mc_get_span(user, &su, &vu, "user") < 0 || mc_get_span(password, &sp, &vp, "password") < 0 ||
+        mc_get_span(database, &sd, &vd, "database") < 0)
+        goto done;
+    if ((su.data && memchr(su.data, 0, su.len)) || (sd.data && memchr(sd.data, 0, sd.len))) {
+        PyErr_SetString(PyExc_ValueError, "user and database must not contain NUL");
+        goto done;
+    }
+    if (!su.data) { su.data = (const unsigned char *)""; su.len = 0; }
+    if (!sp.data) { sp.data = (const unsigned char *)""; sp.len = 0; }
+    if (mc_conn_enter(c) < 0) goto done;
+    if (mc_change_user(c, su, sp, sd) == 0) ret = Py_NewRef(Py_None);
+    mc_conn_leave(c);
+done:
+    if (vu.obj) PyBuffer_Release(&vu);
+    if (vp.obj) PyBuffer_Release(&vp);
+    if (vd.obj) PyBuffer_Release(&vd);
+    return ret;
+}
+
 #define COM_STATISTICS  0x09
 
 /* stat() -> str  [COM_STATISTICS]: the server's status line ("Uptime: ...  Threads: ..."),

@@ -355,11 +355,54 @@ int mc_do_handshake(mc_conn *c, span user, span password, span database, const c
 int mc_handshake_init(mc_handshake *h, span user, span password, span database, const connect_opts *o);
 void mc_handshake_clear(mc_handshake *h);
 int mc_handshake_step(mc_conn *c, mc_handshake *h);
-PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds);
+int mc_change_user(mc_conn *c, span user, span password, span database);
 
-/* prepared.c */
+/* prepared.c: the flows, on C arguments (the methods: prepared_methods.c) */
 int mc_skip_column_defs(mc_conn *c, unsigned count, PyObject *record);
 int mc_read_prepare_response(mc_conn *c, uint32_t *stmt_id, unsigned *nparams, unsigned *ncols);
+int mc_stmt_prepare(mc_conn *c, const unsigned char *sql, size_t n, uint32_t *stmt_id,
+                    unsigned *nparams, unsigned *ncols);
+Py_ssize_t mc_stmt_execute(mc_conn *c, unsigned long stmt_id, PyObject *seq, PyObject *types,
+                           int cursor, Py_ssize_t threshold, const char *encoding,
+                           PyObject *attrs, int send_only, PyObject **newtypes);
+PyObject *mc_fetch_exception(void);
+int mc_one_trip_supported(mc_conn *c);
+int mc_stmt_prepare_execute(mc_conn *c, const unsigned char *sql, size_t n, PyObject *seq,
+                            const char *encoding, uint32_t *stmt_id, unsigned *nparams,
+                            unsigned *ncols, Py_ssize_t *nc, PyObject **newtypes,
+                            PyObject **error);
+Py_ssize_t mc_query_with_attributes(mc_conn *c, const unsigned char *sql, size_t n,
+                                    PyObject *attrs, const char *encoding);
+int mc_stmt_reset(mc_conn *c, unsigned long stmt_id);
+int mc_stmt_close(mc_conn *c, unsigned long stmt_id);
+/* a COM_STMT_BULK_EXECUTE: planned (rows encoded) by mc_bulk_plan, sent by mc_bulk_send */
+typedef struct {
+    PyObject *seq, *first;          /* the rows (PySequence_Fast), the first row's */
+    Py_ssize_t np;                  /* parameters per row */
+    unsigned char *kinds;           /* nrows * np: each value's kind */
+    unsigned char *btypes;          /* nbatches * np: each batch's column kinds */
+    size_t *bstart, nb;             /* first row of each batch */
+    mc_writer w;                    /* every command's rows of values */
+    size_t *bounds, nbounds;        /* byte offset in w where each command ends */
+    size_t *bbatch;                 /* the batch of each command */
+    unsigned char *wire;            /* 2 * np: a command's wire types */
+    size_t header;                  /* a command's bytes before its values */
+    unsigned long long total;       /* mc_bulk_send: affected rows */
+    int prepared;                   /* the one-trip prepare succeeded, with: */
+    uint32_t new_id;
+    unsigned new_np, new_nc;
+} mc_bulk;
+enum { MC_BULK_READY = 0, MC_BULK_EMPTY, MC_BULK_NOT_BINARY, MC_BULK_UNSUPPORTED };
+int mc_bulk_plan(mc_conn *c, mc_bulk *bk, PyObject *rows, PyObject *prepare,
+                 Py_ssize_t max_payload, const char *encoding, int exact);
+int mc_bulk_send(mc_conn *c, mc_bulk *bk, unsigned long stmt_id, const unsigned char *prep,
+                 size_t prep_len);
+void mc_bulk_free(mc_bulk *bk);
+int mc_send_query(mc_conn *c, const unsigned char *sql, size_t n);
+int mc_no_query_attributes(mc_conn *c);
+#define PARAMETER_COUNT_AVAILABLE 0x08   /* COM_STMT_EXECUTE flags */
+
+/* prepared_methods.c: the Connection methods over prepared.c (table in conn.c) */
 PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg);
 PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds);
@@ -367,9 +410,6 @@ PyObject *Conn_stmt_prepare_execute(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_fetch(mc_conn *c, PyObject *args, PyObject *kwds);
 PyObject *Conn_stmt_reset(mc_conn *c, PyObject *arg);
 PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg);
-int mc_send_query(mc_conn *c, const unsigned char *sql, size_t n);
-int mc_no_query_attributes(mc_conn *c);
-#define PARAMETER_COUNT_AVAILABLE 0x08   /* COM_STMT_EXECUTE flags */
 PyObject *Conn_query_attributes(mc_conn *c, PyObject *args);
 PyObject *mc_get_query_attributes(mc_conn *c, void *x);
 

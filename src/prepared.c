@@ -1,7 +1,9 @@
 /* The engine's prepared statements: COM_STMT_PREPARE (and its response), COM_STMT_EXECUTE
  * with binary parameters (src/encode.c), COM_STMT_SEND_LONG_DATA, MariaDB's
  * COM_STMT_BULK_EXECUTE, server-side cursors (COM_STMT_FETCH), COM_STMT_RESET and
- * COM_STMT_CLOSE.  No socket. */
+ * COM_STMT_CLOSE: flows on C arguments returning C status codes (the Connection methods
+ * over them, with their argument parsing and the thread guard: prepared_methods.c).
+ * No socket. */
 #include "conn_internal.h"
 #include <datetime.h>
 #include <errno.h>
@@ -89,61 +91,35 @@ int mc_read_prepare_response(mc_conn *c, uint32_t *stmt_id_out, unsigned *nparam
     return 0;
 }
 
-/* stmt_prepare(sql: bytes) -> (statement_id, num_params, num_columns)  [COM_STMT_PREPARE] */
-PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    if (mc_conn_enter(c) < 0) { PyBuffer_Release(&view); return NULL; }
-    PyObject *ret = NULL;
-    if (mc_check_idle(c) < 0) goto done;
-    if (mc_check_packet(c, 1 + (size_t)view.len, "the statement (COM_STMT_PREPARE)") < 0) goto done;
-    if (mc_conn_command(c, COM_STMT_PREPARE, view.buf, (size_t)view.len) < 0) goto done;
-    uint32_t stmt_id;
-    unsigned nparams, ncols;
-    if (mc_read_prepare_response(c, &stmt_id, &nparams, &ncols) < 0) goto done;
-    ret = Py_BuildValue("(kII)", (unsigned long)stmt_id, (unsigned)nparams, (unsigned)ncols);
-done:
-    mc_conn_leave(c);
-    PyBuffer_Release(&view);
-    return ret;
+/* COM_STMT_PREPARE of `sql` and its response: 0 with *stmt_id, *nparams, *ncols, or -1.
+   (The method stmt_prepare(): prepared_methods.c.) */
+int mc_stmt_prepare(mc_conn *c, const unsigned char *sql, size_t n, uint32_t *stmt_id,
+                    unsigned *nparams, unsigned *ncols) {
+    if (mc_check_idle(c) < 0) return -1;
+    if (mc_check_packet(c, 1 + n, "the statement (COM_STMT_PREPARE)") < 0) return -1;
+    if (mc_conn_command(c, COM_STMT_PREPARE, sql, n) < 0) return -1;
+    return mc_read_prepare_response(c, stmt_id, nparams, ncols) < 0 ? -1 : 0;
 }
 
-/* stmt_execute(statement_id, params, types=None, cursor=False, long_data_threshold=0,
-                encoding="utf-8", attributes=None) -> (field_count, types)   [COM_STMT_EXECUTE]
-   `attributes`: a sequence of (name, value) query attributes (CLIENT_QUERY_ATTRIBUTES);
-   with that capability the parameter count is always sent (PARAMETER_COUNT_AVAILABLE)
-   and the types with names every time (the returned types are then None).
-   `types` is the previous execute's parameter types (bytes) so that they are re-sent only
-   when they change; parameters whose str/bytes value is longer than long_data_threshold
-   (> 0) are sent first with COM_STMT_SEND_LONG_DATA.  send_only=True (pipelining): the
-   command is written and its response queued; returns (response sequence id, types). */
-PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"statement_id", "params", "types", "cursor", "long_data_threshold",
-                             "encoding", "attributes", "send_only", NULL};
-    unsigned long stmt_id;
-    PyObject *params, *types = Py_None;
-    int cursor = 0, send_only = 0;
-    Py_ssize_t threshold = 0;
-    const char *encoding = "utf-8";
-    PyObject *attributes = Py_None, *attrs = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|OpnzOp", kwlist, &stmt_id, &params, &types,
-                                     &cursor, &threshold, &encoding, &attributes, &send_only))
-        return NULL;
-    if (send_only && (cursor || threshold > 0)) {
-        PyErr_SetString(PyExc_ValueError, "send_only takes no cursor and no long data");
-        return NULL;
-    }
-    PyObject *seq = PySequence_Fast(params, "params must be a sequence");
-    if (!seq) return NULL;
-    if (attributes != Py_None) {
-        attrs = PySequence_Tuple(attributes);   /* immutable while values are encoded */
-        if (!attrs) { Py_DECREF(seq); return NULL; }
-    }
-    if (mc_conn_enter(c) < 0) { Py_DECREF(seq); Py_XDECREF(attrs); return NULL; }
-    PyObject *ret = NULL, *newtypes = NULL;
+/* COM_STMT_EXECUTE of statement `stmt_id` with the parameters `seq` (a PySequence_Fast),
+   encoded with `encoding` (a Python codec; NULL: utf-8), and the query attributes `attrs`
+   (a tuple of (name, value), or NULL).  `types` is the previous execute's parameter types
+   (bytes, or None) so that they are re-sent only when they change; *newtypes receives
+   the types sent (a new reference, or NULL; also set on error).  Parameters whose
+   str/bytes value is longer than `threshold` (> 0) are sent first with
+   COM_STMT_SEND_LONG_DATA; `cursor` opens a read-only server-side cursor.  Returns the
+   field count of the response, with `send_only` (pipelining: the command written, its
+   response queued) the response's sequence id; -1 on error.  (The method
+   stmt_execute(): prepared_methods.c.) */
+Py_ssize_t mc_stmt_execute(mc_conn *c, unsigned long stmt_id, PyObject *seq, PyObject *types,
+                           int cursor, Py_ssize_t threshold, const char *encoding,
+                           PyObject *attrs, int send_only, PyObject **newtypes_out) {
+    Py_ssize_t ret = -1;
+    PyObject *newtypes = NULL;
     int named = (c->client_flag & CLIENT_QUERY_ATTRIBUTES) != 0;
     char *long_mask = NULL;
     Py_ssize_t np = PySequence_Fast_GET_SIZE(seq);
+    *newtypes_out = NULL;
     if (send_only ? mc_pipe_send_ready(c) < 0 : mc_check_idle(c) < 0) goto done;
     if (attrs && !named && mc_no_query_attributes(c) < 0) goto done;
     /* which values go as long data: str/bytes longer than the threshold */
@@ -247,21 +223,14 @@ PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     c->cursor_stmt = (uint32_t)stmt_id;
     if (mc_conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) goto done;
     if (send_only) {   /* pipelined: the response is read later with read_response() */
-        int seq = mc_pipe_sent(c);
-        if (seq < 0) goto done;
-        ret = Py_BuildValue("(iO)", seq, newtypes ? newtypes : Py_None);
+        ret = mc_pipe_sent(c);
         goto done;
     }
-    Py_ssize_t nc = mc_read_query_response(c);
-    if (nc < 0) goto done;
-    ret = Py_BuildValue("(nO)", nc, newtypes ? newtypes : Py_None);
+    ret = mc_read_query_response(c);
 done:
-    mc_conn_leave(c);
-    Py_XDECREF(newtypes);
+    *newtypes_out = newtypes;
     PyMem_Free(long_mask);
-    Py_DECREF(seq);
-    Py_XDECREF(attrs);
-    return ret;
+    return ret < 0 ? -1 : ret;
 }
 
 /* The COM_STMT_PREPARE response of a one-trip prepare, whose command was followed by a
@@ -298,7 +267,7 @@ static int one_trip_prepare_response(mc_conn *c, uint32_t *stmt_id, unsigned *np
 }
 
 /* The pending exception as a value (normalized, with its traceback); NULL if none. */
-static PyObject *fetch_exception(void) {
+PyObject *mc_fetch_exception(void) {
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
     PyErr_NormalizeException(&et, &ev, &tb);
@@ -308,76 +277,62 @@ static PyObject *fetch_exception(void) {
     return ev;
 }
 
-/* stmt_prepare_execute(sql, params, encoding="utf-8")
-       -> (statement_id, num_params, num_columns, field_count, types, error)
-   MariaDB's one-trip prepare (MARIADB_CLIENT_STMT_BULK_OPERATIONS servers): COM_STMT_PREPARE
-   and a COM_STMT_EXECUTE of statement id 0xffffffff ("the statement prepared last") go in
-   one write, and both responses are read in order.  The caller gives exactly the
-   statement's parameters (it counted the placeholders); a server count that differs
-   closes the connection (the execute's values cannot be trusted).  When the prepare
-   fails its error is raised, after the execute's error that follows it was read and
-   dropped.  When the prepare succeeds and the execute fails, the statement exists: the
-   tuple is returned with field_count and types None and the execute's exception as
-   `error` (the caller keeps the statement and raises it).  No long data, no server-side
-   cursor, no query attributes. */
-PyObject *Conn_stmt_prepare_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"sql", "params", "encoding", NULL};
-    Py_buffer view;
-    PyObject *params;
-    const char *encoding = "utf-8";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*O|z", kwlist, &view, &params, &encoding))
-        return NULL;
-    if (!(c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS) || c->compress) {
-        /* (compressed: the two commands would share the compressed sequence) */
-        PyBuffer_Release(&view);
-        return mc_raise(c->st->NotSupportedError, 0, c->compress ?
-                        "no one-trip prepare on a compressed connection" :
-                        "the server has no one-trip prepare (MariaDB's statement id -1)");
-    }
-    PyObject *seq = PySequence_Fast(params, "params must be a sequence");
-    if (!seq) { PyBuffer_Release(&view); return NULL; }
-    if (mc_conn_enter(c) < 0) { Py_DECREF(seq); PyBuffer_Release(&view); return NULL; }
-    PyObject *ret = NULL, *newtypes = NULL;
+/* 0 when the server takes MariaDB's one-trip prepare (statement id 0xffffffff) on this
+   connection, else -1 with NotSupportedError (compressed: the two commands would share
+   the compressed sequence). */
+int mc_one_trip_supported(mc_conn *c) {
+    if ((c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS) && !c->compress) return 0;
+    mc_raise(c->st->NotSupportedError, 0, c->compress ?
+             "no one-trip prepare on a compressed connection" :
+             "the server has no one-trip prepare (MariaDB's statement id -1)");
+    return -1;
+}
+
+/* MariaDB's one-trip prepare (the caller checked mc_one_trip_supported): COM_STMT_PREPARE
+   of `sql` and a COM_STMT_EXECUTE of statement id 0xffffffff ("the statement prepared
+   last") with the parameters `seq` (a PySequence_Fast, encoded with `encoding`) go in one
+   write, and both responses are read in order.  The caller gives exactly the statement's
+   parameters; a server count that differs closes the connection.  Returns 0 with
+   *stmt_id, *nparams, *ncols, the field count *nc and the parameter types *newtypes (a
+   new reference or NULL, also set on error); 1 when the statement was prepared and the
+   execute failed, with *error its exception (a new reference; nothing pending); -1 with
+   the exception (when the prepare failed, after the execute's error that follows it was
+   read and dropped).  No long data, no server-side cursor, no query attributes.  (The
+   method stmt_prepare_execute(): prepared_methods.c.) */
+int mc_stmt_prepare_execute(mc_conn *c, const unsigned char *sql, size_t n, PyObject *seq,
+                            const char *encoding, uint32_t *stmt_id, unsigned *nparams,
+                            unsigned *ncols, Py_ssize_t *nc, PyObject **newtypes,
+                            PyObject **error) {
     Py_ssize_t np = PySequence_Fast_GET_SIZE(seq);
-    if (mc_check_idle(c) < 0) goto done;
-    if (mc_check_packet(c, 1 + (size_t)view.len, "the statement (COM_STMT_PREPARE)") < 0) goto done;
+    *newtypes = NULL;
+    *error = NULL;
+    if (mc_check_idle(c) < 0) return -1;
+    if (mc_check_packet(c, 1 + n, "the statement (COM_STMT_PREPARE)") < 0) return -1;
     mc_writer *w = &c->wbuf;
     w->len = 0;
     if (mc_writer_u32(w, 0xffffffffu) < 0 || mc_writer_u8(w, 0) < 0 || mc_writer_u32(w, 1) < 0)
-        goto done;
-    if (np > 0 && mc_encode_binary_params(c->st, w, seq, encoding, &newtypes, NULL) < 0) goto done;
-    if (mc_check_packet(c, 1 + w->len, "the parameters of COM_STMT_EXECUTE") < 0) goto done;
+        return -1;
+    if (np > 0 && mc_encode_binary_params(c->st, w, seq, encoding, newtypes, NULL) < 0) return -1;
+    if (mc_check_packet(c, 1 + w->len, "the parameters of COM_STMT_EXECUTE") < 0) return -1;
     /* both commands buffered, sent by the first read */
-    if (mc_conn_command(c, COM_STMT_PREPARE, view.buf, (size_t)view.len) < 0) goto done;
+    if (mc_conn_command(c, COM_STMT_PREPARE, sql, n) < 0) return -1;
     c->binary = 1;
     c->cursor_wanted = 0;
-    if (mc_conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) goto done;
-    uint32_t stmt_id;
-    unsigned nparams, ncols;
-    if (one_trip_prepare_response(c, &stmt_id, &nparams, &ncols) < 0) goto done;
-    if ((Py_ssize_t)nparams != np) {
+    if (mc_conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) return -1;
+    if (one_trip_prepare_response(c, stmt_id, nparams, ncols) < 0) return -1;
+    if ((Py_ssize_t)*nparams != np) {
         mc_conn_malformed(c, "the statement has a different number of parameters than the "
                              "one-trip COM_STMT_EXECUTE sent");
-        goto done;
+        return -1;
     }
-    c->cursor_stmt = stmt_id;
+    c->cursor_stmt = *stmt_id;
     c->seq = 1;   /* the execute's response follows its command (sequence id 0) */
-    Py_ssize_t nc = mc_read_query_response(c);
-    if (nc < 0) {
-        PyObject *ev = fetch_exception();
-        ret = Py_BuildValue("(kIIOOO)", (unsigned long)stmt_id, nparams, ncols, Py_None,
-                            Py_None, ev ? ev : Py_None);
-        Py_XDECREF(ev);
-        goto done;
+    *nc = mc_read_query_response(c);
+    if (*nc < 0) {
+        *error = mc_fetch_exception();
+        return 1;
     }
-    ret = Py_BuildValue("(kIInOO)", (unsigned long)stmt_id, nparams, ncols, nc,
-                        newtypes ? newtypes : Py_None, Py_None);
-done:
-    mc_conn_leave(c);
-    Py_XDECREF(newtypes);
-    Py_DECREF(seq);
-    PyBuffer_Release(&view);
-    return ret;
+    return 0;
 }
 
 /* ---------------------------------------------------------------- query attributes */
@@ -392,10 +347,6 @@ int mc_no_query_attributes(mc_conn *c) {
     return -1;
 }
 
-PyObject *mc_get_query_attributes(mc_conn *c, void *x) {
-    return PyBool_FromLong((c->client_flag & CLIENT_QUERY_ATTRIBUTES) != 0);
-}
-
 /* COM_QUERY for `sql`: with CLIENT_QUERY_ATTRIBUTES the payload starts with
    parameter_count = 0 and parameter_set_count = 1 (MySQL docs "COM_QUERY").  0 or -1. */
 int mc_send_query(mc_conn *c, const unsigned char *sql, size_t n) {
@@ -405,64 +356,47 @@ int mc_send_query(mc_conn *c, const unsigned char *sql, size_t n) {
     return mc_conn_command_head(c, head, 3, sql, n);
 }
 
-/* query_attributes(sql, attributes, encoding="utf-8") -> field count
-   [COM_QUERY with query attributes]
-   `attributes`: a sequence of (name, value) tuples, name str or bytes, value of a type
-   stmt_execute() takes (None, int, float, str, bytes, Decimal, date/time types; str
-   values encoded with `encoding`, a Python codec).  The
-   attribute block is encoded into c->wbuf and sent with the query behind it, in one
-   packet.  NotSupportedError without CLIENT_QUERY_ATTRIBUTES (nothing sent). */
-PyObject *Conn_query_attributes(mc_conn *c, PyObject *args) {
-    PyObject *sql, *attributes;
-    const char *encoding = "utf-8";
-    if (!PyArg_ParseTuple(args, "OO|z:query_attributes", &sql, &attributes, &encoding))
-        return NULL;
-    PyObject *attrs = PySequence_Tuple(attributes);   /* immutable while values are encoded */
-    if (!attrs) return NULL;
-    Py_buffer view;
-    if (PyObject_GetBuffer(sql, &view, PyBUF_SIMPLE) < 0) { Py_DECREF(attrs); return NULL; }
-    if (mc_conn_enter(c) < 0) { PyBuffer_Release(&view); Py_DECREF(attrs); return NULL; }
-    PyObject *ret = NULL;
-    if (mc_check_idle(c) < 0) goto done;
-    if (!(c->client_flag & CLIENT_QUERY_ATTRIBUTES)) { mc_no_query_attributes(c); goto done; }
+/* COM_QUERY of `sql` with the query attributes `attrs` (a tuple of (name, value), name
+   str or bytes, value of a type stmt_execute() takes; str values encoded with `encoding`,
+   a Python codec): the attribute block is encoded into c->wbuf and sent with the query
+   behind it, in one packet.  The field count, or -1 (NotSupportedError without
+   CLIENT_QUERY_ATTRIBUTES, nothing sent).  (The method query_attributes():
+   prepared_methods.c.) */
+Py_ssize_t mc_query_with_attributes(mc_conn *c, const unsigned char *sql, size_t n,
+                                    PyObject *attrs, const char *encoding) {
+    if (mc_check_idle(c) < 0) return -1;
+    if (!(c->client_flag & CLIENT_QUERY_ATTRIBUTES)) return mc_no_query_attributes(c);
     mc_writer *w = &c->wbuf;
     w->len = 0;
     Py_ssize_t na = PySequence_Fast_GET_SIZE(attrs);
     if (mc_writer_u8(w, COM_QUERY) < 0 || mc_writer_lenenc(w, (uint64_t)na) < 0 ||
         mc_writer_lenenc(w, 1) < 0 ||
         mc_encode_named_params(c->st, w, NULL, NULL, attrs, encoding) < 0)
-        goto done;
-    if (mc_check_packet(c, w->len + (size_t)view.len, "the statement (COM_QUERY)") < 0) goto done;
-    if (mc_infile_limit_prepare(c, view.buf, (size_t)view.len) < 0) goto done;
+        return -1;
+    if (mc_check_packet(c, w->len + n, "the statement (COM_QUERY)") < 0) return -1;
+    if (mc_infile_limit_prepare(c, sql, n) < 0) return -1;
     c->binary = 0;
     c->cursor_wanted = 0;
-    if (mc_conn_command_head(c, w->buf, w->len, view.buf, (size_t)view.len) < 0) goto done;
+    if (mc_conn_command_head(c, w->buf, w->len, sql, n) < 0) return -1;
     Py_ssize_t nc = mc_read_query_response(c);
-    if (nc < 0) goto done;
-    ret = PyLong_FromSsize_t(nc);
-done:
-    mc_conn_leave(c);
-    PyBuffer_Release(&view);
-    Py_DECREF(attrs);
-    return ret;
+    return nc < 0 ? -1 : nc;
 }
 
-/* stmt_bulk_execute(statement_id, rows, max_payload=16 MiB, encoding="utf-8", exact=False)
-       -> total affected rows, or None
-   MariaDB's COM_STMT_BULK_EXECUTE: all rows of parameters in as few commands as fit
-   max_payload (one round trip each).  A command carries one type per column
-   (STMT_BULK_FLAG_SEND_TYPES_TO_SERVER), so the values of a column are given one type
-   per command (see bulk_join): NULL goes with anything; bool/int mixes travel as the
-   widest integer (or as DECIMAL digits when signed and unsigned 64-bit values or ints
-   beyond 64 bits meet); ints with Decimals as DECIMAL text; floats with ints of at most
-   2**53 in magnitude as DOUBLE; str/bytes/datetime/date/time/timedelta mixes as strings
-   written as the text protocol's literals write them.  Any other mix (a float with a
-   Decimal, a number with a string) starts a new command at the row where the types
-   change.  Returns None, having sent nothing, when the server lacks the capability,
-   and with `exact` also when a value has no binary form (the caller's text path
-   then writes it or reports it).  Rows must all have the statement's parameter count
-   (checked here too: ProgrammingError).  A server error stops at the failing command;
-   the commands before it were applied. */
+/* ---------------------------------------------------------------- COM_STMT_BULK_EXECUTE */
+
+/* MariaDB's COM_STMT_BULK_EXECUTE (the method stmt_bulk_execute(): prepared_methods.c):
+   all rows of parameters in as few commands as fit max_payload (one round trip each).
+   A command carries one type per column (STMT_BULK_FLAG_SEND_TYPES_TO_SERVER), so the
+   values of a column are given one type per command (see bulk_join): NULL goes with
+   anything; bool/int mixes travel as the widest integer (or as DECIMAL digits when signed
+   and unsigned 64-bit values or ints beyond 64 bits meet); ints with Decimals as DECIMAL
+   text; floats with ints of at most 2**53 in magnitude as DOUBLE;
+   str/bytes/datetime/date/time/timedelta mixes as strings written as the text protocol's
+   literals write them.  Any other mix (a float with a Decimal, a number with a string)
+   starts a new command at the row where the types change.  mc_bulk_plan encodes every
+   row (nothing sent), mc_bulk_send sends the commands; a server error stops at the
+   failing command, the commands before it were applied. */
+
 /* Append v to a growable array of size_t; 0, or -1 with MemoryError. */
 static int push_bound(size_t **a, size_t *n, size_t *cap, size_t v) {
     if (*n == *cap) {
@@ -610,37 +544,35 @@ static int bulk_encode_as(mc_writer *w, PyObject *v, unsigned k, unsigned as) {
     return mc_writer_lenenc_str(w, buf, (size_t)n);
 }
 
-PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"statement_id", "rows", "max_payload", "encoding", "exact",
-                             "prepare", NULL};
-    unsigned long stmt_id;
-    PyObject *rows, *prepare = Py_None;
-    Py_ssize_t max_payload = 16 << 20;
-    const char *encoding = "utf-8";
-    int exact = 0;   /* a value without binary form: None (the text path writes it) */
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|nzpO", kwlist, &stmt_id, &rows,
-                                     &max_payload, &encoding, &exact, &prepare))
-        return NULL;
-    if (!(c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS)) Py_RETURN_NONE;
+/* Plan the commands for `rows` (a sequence of parameter sequences) and encode their
+   values (with `encoding`, a Python codec) into bk, sending nothing.  `prepare` is None or
+   the statement's SQL (bytes; checked here) for a one-trip prepare.  Returns
+   MC_BULK_READY (send with mc_bulk_send), MC_BULK_EMPTY (no rows), MC_BULK_NOT_BINARY
+   (no parameters or more than 65535, or with `exact` a value without binary form: the
+   text path writes it or reports it), MC_BULK_UNSUPPORTED (the server lacks the
+   capability), or -1 (ProgrammingError for a row with another parameter count).  bk is
+   freed with mc_bulk_free whatever the result. */
+int mc_bulk_plan(mc_conn *c, mc_bulk *bk, PyObject *rows, PyObject *prepare,
+                 Py_ssize_t max_payload, const char *encoding, int exact) {
+    memset(bk, 0, sizeof(*bk));
+    if (!(c->ext_caps & MARIADB_CLIENT_STMT_BULK_OPERATIONS)) return MC_BULK_UNSUPPORTED;
     if (prepare != Py_None && (!PyBytes_Check(prepare) || c->compress)) {
         if (!PyBytes_Check(prepare))
-            return mc_raise(c->st->ProgrammingError, 0, "prepare must be bytes or None");
-        return mc_raise(c->st->NotSupportedError, 0,
-                        "no one-trip prepare on a compressed connection");
+            mc_raise(c->st->ProgrammingError, 0, "prepare must be bytes or None");
+        else
+            mc_raise(c->st->NotSupportedError, 0, "no one-trip prepare on a compressed connection");
+        return -1;
     }
-    /* with `prepare`: (total or None, statement_id or None, num_params, num_columns, error) */
-    uint32_t new_id = 0;
-    unsigned new_np = 0, new_nc = 0;
-    int prepared = 0;
-    PyObject *bulk_error = NULL;
     if (!PyDateTimeAPI) {
         PyDateTime_IMPORT;
-        if (!PyDateTimeAPI) return NULL;
+        if (!PyDateTimeAPI) return -1;
     }
     PyObject *seq = PySequence_Fast(rows, "rows must be a sequence");
-    if (!seq) return NULL;
+    if (!seq) return -1;
+    bk->seq = seq;
     Py_ssize_t nrows = PySequence_Fast_GET_SIZE(seq);
-    PyObject *ret = NULL, *first = NULL;
+    int ret = -1;
+    PyObject *first = NULL;
     unsigned char *kinds = NULL;        /* nrows * np: each value's kind */
     unsigned char *btypes = NULL;       /* nbatches * np: each batch's column kinds */
     size_t *bstart = NULL, nb = 0, capb = 0;       /* first row of each batch */
@@ -649,11 +581,11 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     size_t *bounds = NULL, nbounds = 0, capbounds = 0;
     size_t *bbatch = NULL, nbbatch = 0, capbbatch = 0;
     unsigned char *wire = NULL;
-    if (nrows == 0) { ret = PyLong_FromLong(0); goto out; }
+    if (nrows == 0) { ret = MC_BULK_EMPTY; goto out; }
     first = PySequence_Fast(PySequence_Fast_GET_ITEM(seq, 0), "each row must be a sequence");
     if (!first) goto out;
     Py_ssize_t np = PySequence_Fast_GET_SIZE(first);
-    if (np == 0 || np > 65535) { ret = Py_NewRef(Py_None); goto out; }
+    if (np == 0 || np > 65535) { ret = MC_BULK_NOT_BINARY; goto out; }
     if ((size_t)nrows > ((size_t)-1) / (size_t)np) { PyErr_NoMemory(); goto out; }
     kinds = PyMem_Malloc((size_t)nrows * (size_t)np);
     wire = PyMem_Malloc(2 * (size_t)np);
@@ -693,7 +625,7 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
                 Py_DECREF(row);
                 if (exact && PyErr_ExceptionMatches(c->st->ProgrammingError)) {
                     PyErr_Clear();
-                    ret = Py_NewRef(Py_None);
+                    ret = MC_BULK_NOT_BINARY;
                 }
                 goto out;
             }
@@ -769,7 +701,7 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
                     if (exact && PyErr_ExceptionMatches(c->st->ProgrammingError)) {
                         /* nan/inf, a non-finite Decimal: the text path reports it */
                         PyErr_Clear();
-                        ret = Py_NewRef(Py_None);
+                        ret = MC_BULK_NOT_BINARY;
                     }
                     goto out;
                 }
@@ -786,8 +718,37 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
         if (push_bound(&bounds, &nbounds, &capbounds, w.len) < 0 ||
             push_bound(&bbatch, &nbbatch, &capbbatch, b) < 0) goto out;
     }
-    if (mc_conn_enter(c) < 0) { goto out; }
-    if (mc_check_idle(c) < 0) { mc_conn_leave(c); goto out; }
+    ret = MC_BULK_READY;
+out:   /* what mc_bulk_send needs, and what mc_bulk_free frees */
+    bk->first = first;
+    bk->np = first && ret >= 0 ? PySequence_Fast_GET_SIZE(first) : 0;
+    bk->kinds = kinds;
+    bk->btypes = btypes;
+    bk->bstart = bstart;
+    bk->nb = nb;
+    bk->w = w;
+    bk->bounds = bounds;
+    bk->nbounds = nbounds;
+    bk->bbatch = bbatch;
+    bk->wire = wire;
+    bk->header = first && ret >= 0 ? 1 + 4 + 2 + 2 * (size_t)bk->np : 0;
+    return ret;
+}
+
+/* Send the commands mc_bulk_plan made ready, on statement `stmt_id`; with `prep` (the
+   statement's SQL, n bytes) a one-trip COM_STMT_PREPARE goes before the first command,
+   which then runs on statement id 0xffffffff.  Every command is checked against
+   max_allowed_packet before the first is sent.  0 with bk->total (also
+   c->affected_rows), or -1; bk->prepared (with bk->new_id, new_np, new_nc) says whether
+   the one-trip prepare succeeded, also when a later command failed. */
+int mc_bulk_send(mc_conn *c, mc_bulk *bk, unsigned long stmt_id, const unsigned char *prep,
+                 size_t prep_len) {
+    Py_ssize_t np = bk->np;
+    const unsigned char *btypes = bk->btypes;
+    unsigned char *wire = bk->wire;
+    const size_t *bounds = bk->bounds, *bbatch = bk->bbatch;
+    size_t nbounds = bk->nbounds, header = bk->header;
+    if (mc_check_idle(c) < 0) return -1;
     {
         /* every command checked before the first is sent: a row of parameters too large
            for any command fails the executemany with nothing sent */
@@ -797,12 +758,8 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
             prev = bounds[k];
         }
         if (mc_check_packet(c, header + largest, "a COM_STMT_BULK_EXECUTE of one row") < 0 ||
-            (prepare != Py_None &&
-             mc_check_packet(c, 1 + (size_t)PyBytes_GET_SIZE(prepare),
-                             "the statement (COM_STMT_PREPARE)") < 0)) {
-            mc_conn_leave(c);
-            goto out;
-        }
+            (prep && mc_check_packet(c, 1 + prep_len, "the statement (COM_STMT_PREPARE)") < 0))
+            return -1;
     }
     unsigned long long total = 0;
     size_t off = 0;
@@ -814,12 +771,11 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
         const unsigned char *bt = btypes + bbatch[k] * (size_t)np;
         for (Py_ssize_t i = 0; i < np; i++) bulk_wire_type(bt[i], wire + 2 * i, wire + 2 * i + 1);
         hdr.len = 0;
-        int one_trip = k == 0 && prepare != Py_None;
+        int one_trip = k == 0 && prep != NULL;
         if (one_trip) {
             /* COM_STMT_PREPARE, then this command on statement id 0xffffffff ("the one
                prepared last"), in one write */
-            if (mc_conn_command(c, COM_STMT_PREPARE, (const unsigned char *)PyBytes_AS_STRING(prepare),
-                                (size_t)PyBytes_GET_SIZE(prepare)) < 0) { failed = 1; break; }
+            if (mc_conn_command(c, COM_STMT_PREPARE, prep, prep_len) < 0) { failed = 1; break; }
             stmt_id = 0xffffffffUL;
         }
         unsigned char cmdhead[7] = {COM_STMT_BULK_EXECUTE,
@@ -834,17 +790,20 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
         c->cursor_wanted = 0;
         c->seq = 0;
         c->cseq = 0;
-        if (mc_conn_send(c, hdr.buf, hdr.len, w.buf + off, end - off) < 0) { failed = 1; break; }
+        if (mc_conn_send(c, hdr.buf, hdr.len, bk->w.buf + off, end - off) < 0) { failed = 1; break; }
         if (one_trip) {
-            if (one_trip_prepare_response(c, &new_id, &new_np, &new_nc) < 0) { failed = 1; break; }
-            prepared = 1;
-            if ((Py_ssize_t)new_np != np) {
+            if (one_trip_prepare_response(c, &bk->new_id, &bk->new_np, &bk->new_nc) < 0) {
+                failed = 1;
+                break;
+            }
+            bk->prepared = 1;
+            if ((Py_ssize_t)bk->new_np != np) {
                 mc_conn_malformed(c, "the statement has a different number of parameters "
                                      "than the one-trip COM_STMT_BULK_EXECUTE sent");
                 failed = 1;
                 break;
             }
-            stmt_id = new_id;
+            stmt_id = bk->new_id;
             c->seq = 1;   /* the bulk command's response follows it (sequence id 0) */
         }
         Py_ssize_t nc = mc_read_query_response(c);
@@ -858,96 +817,48 @@ PyObject *Conn_stmt_bulk_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
         off = end;
     }
     mc_writer_free(&hdr);
-    mc_conn_leave(c);
-    if (!failed) {
-        c->affected_rows = total;
-        ret = PyLong_FromUnsignedLongLong(total);
-    } else if (prepared) {
-        bulk_error = fetch_exception();   /* the statement exists: the caller keeps it */
-        ret = Py_NewRef(Py_None);
-    }
-out:
-    if (prepare != Py_None && ret) {
-        PyObject *t;
-        if (prepared)
-            t = Py_BuildValue("(OkIIO)", ret, (unsigned long)new_id, new_np, new_nc,
-                              bulk_error ? bulk_error : Py_None);
-        else   /* nothing was sent: bulk does not apply */
-            t = Py_BuildValue("(OOIIO)", ret, Py_None, 0u, 0u, Py_None);
-        Py_DECREF(ret);
-        ret = t;
-    }
-    Py_XDECREF(bulk_error);
-    PyMem_Free(bounds);
-    PyMem_Free(bbatch);
-    PyMem_Free(bstart);
-    PyMem_Free(btypes);
-    PyMem_Free(kinds);
-    PyMem_Free(wire);
-    mc_writer_free(&w);
-    Py_XDECREF(first);
-    Py_DECREF(seq);
-    return ret;
+    if (failed) return -1;
+    c->affected_rows = total;
+    bk->total = total;
+    return 0;
 }
 
-/* stmt_fetch(n, keys=None) -> list: the next (at most) n rows of the open server-side
-   cursor [COM_STMT_FETCH]; [] once it is exhausted. */
-PyObject *Conn_stmt_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"n", "keys", NULL};
-    Py_ssize_t limit = 1;
-    PyObject *keys = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nO", kwlist, &limit, &keys)) return NULL;
-    if (keys == Py_None) keys = NULL;
-    if (keys && (!PyTuple_Check(keys) || PyTuple_GET_SIZE(keys) != c->plan_len)) {
-        PyErr_SetString(PyExc_TypeError, "keys must be a tuple with one key per column");
-        return NULL;
-    }
-    if (limit < 1 || (uint64_t)limit > 0xFFFFFFFFu) {
-        PyErr_SetString(PyExc_ValueError, "n must be in 1..4294967295");
-        return NULL;
-    }
-    if (c->state != ST_CURSOR) return PyList_New(0);
-    if (mc_conn_enter(c) < 0) return NULL;
-    PyObject *ret = NULL;
-    if (mc_conn_cursor_fetch(c, (uint32_t)limit) < 0) goto done;
-    ret = mc_fetch_rows(c, -1, keys);   /* this batch, through its terminator */
-done:
-    mc_conn_leave(c);
-    return ret;
+/* Free what mc_bulk_plan kept (also after it failed). */
+void mc_bulk_free(mc_bulk *bk) {
+    PyMem_Free(bk->bounds);
+    PyMem_Free(bk->bbatch);
+    PyMem_Free(bk->bstart);
+    PyMem_Free(bk->btypes);
+    PyMem_Free(bk->kinds);
+    PyMem_Free(bk->wire);
+    mc_writer_free(&bk->w);
+    Py_XDECREF(bk->first);
+    Py_XDECREF(bk->seq);
 }
 
-/* stmt_reset(statement_id)  [COM_STMT_RESET]: also closes the statement's open cursor. */
-PyObject *Conn_stmt_reset(mc_conn *c, PyObject *arg) {
-    unsigned long stmt_id = PyLong_AsUnsignedLong(arg);
-    if (stmt_id == (unsigned long)-1 && PyErr_Occurred()) return NULL;
-    if (mc_conn_enter(c) < 0) return NULL;
-    PyObject *ret = NULL;
+/* COM_STMT_RESET of statement `stmt_id` (its low 32 bits), which also closes its open
+   cursor: 0 or -1.  (The method stmt_reset(): prepared_methods.c.) */
+int mc_stmt_reset(mc_conn *c, unsigned long stmt_id) {
     const unsigned char *p;
     size_t n;
     if (c->state == ST_CURSOR && c->cursor_stmt == (uint32_t)stmt_id) {
         c->state = ST_IDLE;
         mc_clear_result(c);
     }
-    if (mc_check_idle(c) < 0) goto done;
+    if (mc_check_idle(c) < 0) return -1;
     unsigned char b[4];
     for (int q = 0; q < 4; q++) b[q] = (unsigned char)(stmt_id >> (8 * q));
-    if (mc_conn_command(c, COM_STMT_RESET, b, 4) < 0) goto done;
-    if (mc_read_packet(c, &p, &n) < 0) goto done;
-    if (n && p[0] == 0xFF) { mc_raise_err_packet(c, p, n); goto done; }
-    if (!n || p[0] != 0x00) { mc_conn_malformed(c, "expected OK after COM_STMT_RESET"); goto done; }
-    if (mc_parse_ok(c, p, n) < 0) goto done;
-    ret = Py_NewRef(Py_None);
-done:
-    mc_conn_leave(c);
-    return ret;
+    if (mc_conn_command(c, COM_STMT_RESET, b, 4) < 0) return -1;
+    if (mc_read_packet(c, &p, &n) < 0) return -1;
+    if (n && p[0] == 0xFF) { mc_raise_err_packet(c, p, n); return -1; }
+    if (!n || p[0] != 0x00) { mc_conn_malformed(c, "expected OK after COM_STMT_RESET"); return -1; }
+    return mc_parse_ok(c, p, n) < 0 ? -1 : 0;
 }
 
-/* stmt_close(statement_id)  [COM_STMT_CLOSE, no reply].  A no-op on a closed connection. */
-PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg) {
-    unsigned long stmt_id = PyLong_AsUnsignedLong(arg);
-    if (stmt_id == (unsigned long)-1 && PyErr_Occurred()) return NULL;
-    if (!mc_stream_open(c)) Py_RETURN_NONE;   /* statements die with the connection */
-    if (mc_conn_enter(c) < 0) return NULL;
+/* COM_STMT_CLOSE of statement `stmt_id` (no reply; written at once), which also closes
+   its open cursor and forgets its cached metadata: 0 or -1 (2014 while another result
+   is pending).  (The method stmt_close(): prepared_methods.c.) */
+int mc_stmt_close(mc_conn *c, unsigned long stmt_id) {
     if (c->state == ST_CURSOR && c->cursor_stmt == (uint32_t)stmt_id) {
         c->state = ST_IDLE;   /* closing the statement closes its cursor */
         mc_clear_result(c);
@@ -968,7 +879,5 @@ PyObject *Conn_stmt_close(mc_conn *c, PyObject *arg) {
         mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
                  "Commands out of sync; you can't run this command now");
     }
-    mc_conn_leave(c);
-    if (rc < 0) return NULL;
-    Py_RETURN_NONE;
+    return rc < 0 ? -1 : 0;
 }

@@ -722,40 +722,21 @@ int mc_handshake_step(mc_conn *c, mc_handshake *h) {
 
 #define COM_CHANGE_USER 0x11
 
-/* change_user(user, password=None, database=None)  [COM_CHANGE_USER]
-   Logs in again as `user` on this connection with the whole authentication exchange of
-   the handshake: the first answer uses the handshake's scramble and plugin, and the server
-   may switch to any plugin the handshake supports (C ones and the auth_plugins dict).  The
-   handshake's collation and connection attributes are sent again.  The server resets the
-   session: prepared statements (and the metadata cached for them) are gone, session
-   variables return to their defaults.  Raises the server's error (e.g. OperationalError
-   1045) when the login is refused; MariaDB then keeps the previous session and the
-   connection stays usable.  A malformed exchange closes the connection. */
-PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"user", "password", "database", NULL};
-    PyObject *user, *password = Py_None, *database = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO:change_user", kwlist, &user, &password,
-                                     &database))
-        return NULL;
-    span su, sp, sd;
-    Py_buffer vu, vp, vd;
-    vu.obj = vp.obj = vd.obj = NULL;
-    PyObject *ret = NULL;
+/* COM_CHANGE_USER: logs in again as `user` (no NUL; `password` any bytes) on this
+   connection with the whole authentication exchange of the handshake; `database` with
+   data NULL for none (no NUL).  The first answer uses the handshake's scramble and plugin,
+   and the server may switch to any plugin the handshake supports (C ones and the
+   auth_plugins dict).  The handshake's collation and connection attributes are sent
+   again.  The server resets the session: prepared statements (and the metadata cached
+   for them) are gone, session variables return to their defaults.  0, or -1 with the
+   server's error (e.g. OperationalError 1045) when the login is refused; MariaDB then
+   keeps the previous session and the connection stays usable.  A malformed exchange
+   closes the connection.  (The method change_user(): conn.c.) */
+int mc_change_user(mc_conn *c, span su, span sp, span sd) {
+    int ret = -1;
     mc_writer authout = {0}, w = {0};
     auth_state a;
     memset(&a, 0, sizeof(a));
-    int entered = 0;
-    if (mc_get_span(user, &su, &vu, "user") < 0 || mc_get_span(password, &sp, &vp, "password") < 0 ||
-        mc_get_span(database, &sd, &vd, "database") < 0)
-        goto done;
-    if ((su.data && memchr(su.data, 0, su.len)) || (sd.data && memchr(sd.data, 0, sd.len))) {
-        PyErr_SetString(PyExc_ValueError, "user and database must not contain NUL");
-        goto done;
-    }
-    if (!su.data) { su.data = (const unsigned char *)""; su.len = 0; }
-    if (!sp.data) { sp.data = (const unsigned char *)""; sp.len = 0; }
-    if (mc_conn_enter(c) < 0) goto done;
-    entered = 1;
     if (mc_check_idle(c) < 0) goto done;
     memcpy(a.plugin, c->first_plugin, sizeof(a.plugin));
     a.plugin[sizeof(a.plugin) - 1] = 0;
@@ -803,16 +784,12 @@ PyObject *Conn_change_user(mc_conn *c, PyObject *args, PyObject *kwds) {
     Py_XSETREF(c->auth_plugin_name, PyUnicode_FromString(a.plugin));
     if (!c->auth_plugin_name) goto done;
     c->state = ST_IDLE;
-    ret = Py_NewRef(Py_None);
+    ret = 0;
 done:
     Py_CLEAR(a.pyx);
-    if (entered) mc_conn_leave(c);
     if (authout.buf) memset(authout.buf, 0, authout.cap);
     if (w.buf) memset(w.buf, 0, w.cap);
     mc_writer_free(&authout);
     mc_writer_free(&w);
-    if (vu.obj) PyBuffer_Release(&vu);
-    if (vp.obj) PyBuffer_Release(&vp);
-    if (vd.obj) PyBuffer_Release(&vd);
     return ret;
 }

@@ -126,3 +126,21 @@ def test_layering_order():
         top, _local = _imports(module)
         above = set(order[i + 1:]) & top
         assert not above, "%s imports %s, which are above it" % (module, sorted(above))
+
+
+#: the engine's files (docs/architecture.md, "Layers"): protocol flows on C arguments
+ENGINE_FILES = ["framing.c", "packets.c", "session.c", "results.c", "prepared.c"]
+#: what belongs to the driver layer above them: parsing a method's Python arguments,
+#: the thread guard, a method table
+DRIVER_ONLY = ["PyArg_Parse", "mc_conn_enter", "mc_conn_leave", "METH_"]
+
+
+@pytest.mark.parametrize("name", ENGINE_FILES)
+def test_engine_files_take_c_arguments_only(name):
+    """No engine file parses a method's Python arguments, takes the thread guard or
+    defines a method table: those are the driver's (conn.c, prepared_methods.c, ...)."""
+    path = PKG.parent / "src" / name
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found = ["%s:%d: %s" % (name, i, line.strip()) for i, line in enumerate(lines, 1)
+             for word in DRIVER_ONLY if word in line]
+    assert not found, "\n".join(found)

@@ -10,6 +10,7 @@ that need them.  A live connection is never pickled: every task opens its own fr
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional, Union
@@ -26,10 +27,20 @@ _SECRET = frozenset(("password", "passwd", "password1", "password2", "password3"
                      "ssl_key", "ssl", "conv", "credential"))
 
 #: errors that mean "the connection was lost" (the partition is re-read once):
-#: CR_SERVER_GONE_ERROR 2006, CR_SERVER_LOST 2013, CR_CONN_HOST_ERROR 2003 (reconnect
-#: refused while the server restarts), ER_CONNECTION_KILLED 1927 (MariaDB), ER_QUERY_
-#: INTERRUPTED 1317, ER_SERVER_SHUTDOWN 1053, MySQL 8's ER_CLIENT_INTERACTION_TIMEOUT 4031
-_LOST = frozenset((2006, 2013, 2003, 1927, 1317, 1053, 4031))
+#: CR_SERVER_GONE_ERROR 2006, CR_SERVER_LOST 2013, CR_CONN_HOST_ERROR 2003 and
+#: CR_CONNECTION_ERROR 2002 (connect refused while the server restarts),
+#: ER_CONNECTION_KILLED 1927 (MariaDB), ER_QUERY_INTERRUPTED 1317, ER_SERVER_SHUTDOWN
+#: 1053, MySQL 8's ER_CLIENT_INTERACTION_TIMEOUT 4031
+_LOST = frozenset((2006, 2013, 2003, 2002, 1927, 1317, 1053, 4031))
+
+#: errors of a connect() to a server that is restarting: CR_CONNECTION_ERROR 2002 (unix
+#: socket refused or missing), CR_CONN_HOST_ERROR 2003 (TCP refused), 2013/2006 (the
+#: handshake cut by the shutdown), ER_SERVER_SHUTDOWN 1053
+_DOWN = frozenset((2002, 2003, 2006, 2013, 1053))
+
+#: the wait for a restarting server when the source sets no connect_timeout (seconds;
+#: mysqlc.connect's default)
+_RECONNECT_WAIT = 10.0
 
 
 def _q(name: str) -> str:
@@ -366,6 +377,35 @@ def table_npartitions(source: Source, table: Union[str, tuple[str, str]],
 
 # ------------------------------------------------------------------ reading one range
 
+def reconnect(source: Source, clock: Callable[[], float] = time.monotonic,
+              sleep: Callable[[float], None] = time.sleep) -> Connection:
+    """A new connection for a re-read, waiting for a server that is restarting.
+
+    ``source.connect()`` is tried again while it fails with a "server not there (yet)"
+    error (2002, 2003, 2006, 2013, 1053), pausing 0.05 s, doubling up to 1 s between
+    tries, until the source's ``connect_timeout`` (seconds; 10 when it sets none) has
+    passed since the first try; each try's own ``connect_timeout`` is what is left of
+    that.  Then the last try's OperationalError is raised, as the driver raised it.
+    Any other error (access denied, unknown database) is raised at once."""
+    wait = source._kwargs.get("connect_timeout")
+    if not wait or wait <= 0:
+        wait = _RECONNECT_WAIT
+    deadline = clock() + float(wait)
+    pause = 0.05
+    while True:
+        left = deadline - clock()
+        try:
+            return source.connect(connect_timeout=max(left, 0.05))
+        except OperationalError as exc:
+            if not exc.args or exc.args[0] not in _DOWN:
+                raise
+            left = deadline - clock()
+            if left <= 0:
+                raise
+        sleep(min(pause, left))
+        pause = min(pause * 2, 1.0)
+
+
 Fault = Callable[[int, int], None]
 
 
@@ -373,9 +413,12 @@ def read_part(source: Source, rel: Relation, part: Part, opts: ReadOptions,
               order: Optional[str] = None, fault: Optional[Fault] = None) -> Any:
     """The rows of `part` as a ``pyarrow.Table``, read on a new connection that is
     closed afterwards.  When the connection is lost (KILL, server restart: errors
-    2006, 2013, 2003, 1927, 1317, 1053, 4031) the range is read again from the start
-    on a new connection, once; the second failure is raised as the driver's error.
-    The partial result of the first attempt is dropped, so a re-read adds no row.
+    2006, 2013, 2003, 2002, 1927, 1317, 1053, 4031) the range is read again from the start
+    on a new connection, once; that reconnect waits for a restarting server up to the
+    source's ``connect_timeout`` (10 s by default, see :func:`reconnect`).  The second
+    failure (of the re-read, or of its reconnect when the server stays down) is raised
+    as the driver's OperationalError.  The partial result of the first attempt is
+    dropped, so a re-read adds no row.
 
     `fault` (tests): called as ``fault(attempt, thread_id)`` after the first batch of
     each attempt (attempt 0, then 1)."""
@@ -384,7 +427,7 @@ def read_part(source: Source, rel: Relation, part: Part, opts: ReadOptions,
     for attempt in (0, 1):
         conn = None
         try:
-            conn = source.connect()
+            conn = source.connect() if attempt == 0 else reconnect(source)
             progress = None
             if fault is not None:
                 tid = conn.thread_id()

@@ -577,6 +577,41 @@ class PrivateServer(_ServerBase):
             time.sleep(delay)
             delay = min(delay * 1.5, 0.25)
 
+    # ---- restart (same data directory, port and socket)
+
+    def halt(self):
+        """Stop the server process (SIGTERM, wait up to 30 s, then SIGKILL) but keep the
+        data directory, the port and the socket path, so that :meth:`restart` can start
+        it again as the same server.  Its clients see what a shutdown does to them
+        (ER_SERVER_SHUTDOWN 1053 or a lost connection, 2013), new connections are
+        refused (2002 on the socket, 2003 on TCP).  Does nothing when not running.
+
+        Raises ServerNotAvailable when the server was never started (or is stopped).
+        """
+        if self.datadir is None or self.basedir is None or not os.path.isdir(self.datadir):
+            raise ServerNotAvailable("halt()/restart() need a started server")
+        self._kill()
+
+    def restart(self, downtime=0.0):
+        """:meth:`halt` the server (if it runs), wait `downtime` seconds, and start it
+        again on the same data directory, port and unix socket (tables and accounts are
+        kept; the init file runs again, and is idempotent).  Returns when it accepts
+        connections on both, like :meth:`start`; returns self.
+
+        Raises ServerNotAvailable when the server was never started (or is stopped), or
+        when it does not come back within 60 s (the message has the error log's tail).
+        """
+        self.halt()
+        if downtime > 0:
+            time.sleep(downtime)
+        self._spawn(os.path.join(self.basedir, "init.sql"))
+        try:
+            self._wait_ready()
+        except BaseException:
+            self._kill()
+            raise
+        return self
+
     # ---- stop
 
     def stop(self):

@@ -8,7 +8,9 @@ kept out of reprs, tokens and task keys."""
 import collections
 import fcntl
 import pickle
+import socket
 import sys
+import threading
 import time
 
 import pytest
@@ -23,6 +25,7 @@ from distributed import Client, LocalCluster
 import mysqlc
 from mysqlc import dask as mdask
 from mysqlc._cluster import Source
+from mysqlc.server import PrivateServer
 
 # the hooks below run on the workers, which cannot import this module by name
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -371,6 +374,143 @@ def test_dask_retries_no_duplicates(client, src, root_kw, wide, tmp_path):
     df = ddf.compute(retries=2)
     assert sorted(df["id"]) == list(range(1, 5001))
     assert sum(1 for x in _log(log) if x.startswith("kill")) == 2
+
+
+# ---------------------------------------------------------------- a server restart
+
+def _free_port(lo=3440, hi=3449):
+    for port in range(lo, hi + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.fail("no free port in %d-%d for the restarted server" % (lo, hi))
+
+
+@pytest.fixture(scope="module")
+def own_server():
+    """A private server of these tests alone (the session's is never restarted), with
+    `dk_slow`: 80 rows of 8 KB (so the server flushes rows as it makes them)."""
+    srv = PrivateServer(port=_free_port())
+    srv.start()
+    try:
+        _exec(srv.connect_kwargs(),
+              "CREATE TABLE dk_slow (id INT PRIMARY KEY, pad MEDIUMTEXT)",
+              "INSERT INTO dk_slow SELECT seq, REPEAT(CHAR(65 + seq % 26), 8000) "
+              "FROM seq_1_to_80")
+        yield srv
+    finally:
+        srv.stop()
+
+
+class _Attempts:
+    """The fault hook that only logs "<attempt> <thread id>" after the first batch of
+    each attempt (the read is then under way)."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def __call__(self, attempt, thread_id):
+        with open(self.log, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            f.write("%d %d\n" % (attempt, thread_id))
+
+
+def _slow_read(srv, log, npartitions, **kw):
+    """`dk_slow` with SLEEP(0.05) per row: 20 rows/s, 2 s for a partition of 40."""
+    return mdask.read_sql_table("dk_slow", dict(srv.connect_kwargs(), **kw),
+                                partition_on="id", npartitions=npartitions,
+                                bounds=(1, 80), where="SLEEP(0.05) = 0", batch_size=2,
+                                _fault=_Attempts(log))
+
+
+def _when_reading(log, n, action):
+    """Run `action` in a thread as soon as `n` attempt-0 lines are in `log` (that many
+    partitions have their first rows); returns the thread and a dict with ``"t"`` (when
+    the action began) and ``"error"``."""
+    state = {"t": None, "error": None}
+
+    def run():
+        try:
+            end = time.monotonic() + 60
+            while time.monotonic() < end:
+                try:
+                    lines = _log(log)
+                except FileNotFoundError:
+                    lines = []
+                if sum(1 for x in lines if x.startswith("0 ")) >= n:
+                    break
+                time.sleep(0.01)
+            state["t"] = time.monotonic()
+            action()
+        except BaseException as exc:   # shown by the test
+            state["error"] = exc
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    return th, state
+
+
+def test_restart_mid_partition_reread_once(client, own_server, tmp_path):
+    """The server restarted (SIGTERM, started again on the same datadir and port) while
+    both partitions are being read: each task reconnects, waiting for the server to
+    accept connections again, and re-reads its range once; every row exactly once."""
+    log = str(tmp_path / "attempts")
+    ddf = _slow_read(own_server, log, 2)
+    th, state = _when_reading(log, 2, own_server.restart)
+    t0 = time.monotonic()
+    df = ddf.compute(retries=0)
+    elapsed = time.monotonic() - t0
+    th.join(60)
+    assert state["error"] is None and state["t"] is not None
+    assert sorted(df["id"]) == list(range(1, 81))
+    assert df["pad"].str.len().eq(8000).all()
+    lines = _log(log)
+    # both partitions were cut after their first rows and read again, once each
+    assert sorted(x.split()[0] for x in lines) == ["0", "0", "1", "1"], lines
+    print("restart mid-read: %.2f s (a partition alone: 2 s)" % elapsed)
+
+
+def test_server_down_longer_than_reconnect_raises(client, own_server, tmp_path):
+    """The server stopped mid-partition and kept down: the re-read's reconnect waits
+    connect_timeout (2 s) and the task fails with the driver's OperationalError (2003:
+    TCP connection refused), in bounded time."""
+    log = str(tmp_path / "attempts")
+    ddf = _slow_read(own_server, log, 1, connect_timeout=2)
+    th, state = _when_reading(log, 1, own_server.halt)
+    try:
+        with pytest.raises(mysqlc.OperationalError) as info:
+            ddf.compute(retries=0)
+        failed = time.monotonic()
+        th.join(60)
+        assert state["error"] is None
+        assert info.value.args[0] == 2003, info.value.args
+        waited = failed - state["t"]
+        # the halt itself (a shutdown) plus the 2 s wait, never a hang
+        assert 2.0 <= waited < 20, waited
+        assert [x.split()[0] for x in _log(log)] == ["0"]
+        print("server down: task failed %.2f s after the halt began" % waited)
+    finally:
+        own_server.restart()
+
+
+def test_server_down_dask_retries_no_duplicates(client, own_server, tmp_path):
+    """Down for 3 s with connect_timeout=1: a task alone cannot wait that long, so a
+    run of it fails, and Dask's retries run it again until the server is back; the
+    result has every row once."""
+    log = str(tmp_path / "attempts")
+    ddf = _slow_read(own_server, log, 2, connect_timeout=1)
+    th, state = _when_reading(log, 2, lambda: own_server.restart(downtime=3.0))
+    df = ddf.compute(retries=30)
+    th.join(60)
+    assert state["error"] is None
+    assert sorted(df["id"]) == list(range(1, 81))
+    assert df["pad"].str.len().eq(8000).all()
+    lines = _log(log)
+    # both first attempts were cut; each partition's result is one later complete read
+    assert [x.split()[0] for x in lines[:2]] == ["0", "0"] and len(lines) >= 4, lines
 
 
 # ---------------------------------------------------------------- writes

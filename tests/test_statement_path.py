@@ -313,3 +313,34 @@ def test_repeated_heads_reuse_and_differ(conn_kwargs):
         assert cur.fetchall() == ((1, "a"),)
     finally:
         c.close()
+
+
+def test_aio_transactions_switch_no_greenlet(run, conn_kwargs):
+    """commit() / rollback() / begin() take the same engine-driven path."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor()
+            await cur.execute("CREATE TEMPORARY TABLE sp_tx (n INT) ENGINE=InnoDB")
+            with _Switches(conn) as sw:
+                await conn.begin()
+                await cur.execute("INSERT INTO sp_tx VALUES (1)")
+                await conn.rollback()
+                await cur.execute("SELECT COUNT(*) FROM sp_tx")
+                assert await cur.fetchall() == ((0,),)
+                await conn.begin()
+                await cur.execute("INSERT INTO sp_tx VALUES (2)")
+                assert conn.get_transaction_status()
+                await conn.commit()
+                assert not conn.get_transaction_status()
+            assert sw.count == 0
+            other = await mysqlc.aio.connect(**conn_kwargs)
+            try:
+                await other.commit()   # nothing to commit: fine
+            finally:
+                await other.ensure_closed()
+            await cur.execute("SELECT n FROM sp_tx")
+            assert await cur.fetchall() == ((2,),)
+        finally:
+            await conn.ensure_closed()
+    run(body)

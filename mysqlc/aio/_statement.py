@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import Any
+from typing import Any, Optional
 
 from .. import connections
 from .._state import _NO_ERROR, _busy
@@ -131,6 +131,46 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
     return await worker.run(cur._query, conn, sql, None)
 
 
+async def internal(shell: Any, name: str, sql: bytes) -> None:
+    """``await conn.commit()`` / ``rollback()`` / ``begin()``: the sync connection's
+    ``_internal_query(sql)`` driven by the event loop as execute() is (no greenlet),
+    where the sync class runs it as mysqlc.connections.Connection does; else in the
+    greenlet."""
+    worker = shell._worker
+    conn = shell._sync_obj
+    core = conn._conn
+    proto = conn._proto
+    loop = asyncio.get_running_loop()
+    if (getattr(type(conn), name) is not getattr(connections.Connection, name)
+            or worker.busy or conn._closed or conn._pipeline is not None or core is None
+            or proto is None or proto._state or proto._early or proto._exc is not None
+            or worker.loop is not loop or core.rows_pending or core.more_results
+            or core.cursor_open):
+        return await worker.run(getattr(conn, name))
+    lock = conn._lock
+    if not lock.acquire(False):
+        raise _busy()
+    worker.busy = True
+    sent = False
+    try:
+        conn._last_error = _NO_ERROR
+        conn._owner = None
+        sent = core.send_query_nowait(sql)
+        if sent and core.take_result() is None:
+            await _wait_result(worker, conn, core, proto, loop, conn._timeouts[1])
+    except Error as exc:
+        conn._note_error(exc)
+        raise
+    finally:
+        worker.busy = False
+        lock.release()
+    if not sent:   # it needs a wait first (the core said so: nothing was sent)
+        return await worker.run(getattr(conn, name))
+    if core.more_results or core.rows_pending:   # dropped, as the sync call does
+        await worker.run(core.discard)
+    return None
+
+
 async def _hand_over(worker: Any, core: Any, proto: Any, status: int) -> Any:
     """The stream ended, failed or timed out: the engine reads on with the transport's
     waits in the greenlet and raises what the sync path raises."""
@@ -145,18 +185,19 @@ async def _hand_over(worker: Any, core: Any, proto: Any, status: int) -> Any:
 
 
 async def _wait_result(worker: Any, conn: Any, core: Any, proto: Any,
-                       loop: asyncio.AbstractEventLoop, timeout: float) -> Any:
-    """The wait of execute() with a read timeout: a timer per wake-up."""
+                       loop: asyncio.AbstractEventLoop, timeout: Optional[float]) -> Any:
+    """The wait for take_result(): a timer per wake-up with a read timeout."""
     while True:
         fut = proto.wait_future()
-        timer = loop.call_later(timeout, _timed_out, fut)
+        timer = loop.call_later(timeout, _timed_out, fut) if timeout is not None else None
         try:
             status = await fut
         except asyncio.CancelledError:
             await _stop(worker, conn, core, proto, loop)
             raise
         finally:
-            timer.cancel()
+            if timer is not None:
+                timer.cancel()
         if status != _DONE:
             return await _hand_over(worker, core, proto, status)
         r = core.take_result()

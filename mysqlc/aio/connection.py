@@ -21,6 +21,7 @@ from ._runner import (
     CANCEL_BUDGET, Worker, _getcurrent, _Undrainable, _WorkerGreenlet, await_only,
 )
 from ._transport import open_stream
+from . import _statement
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Mapping
@@ -491,6 +492,23 @@ install(Connection, connections.Connection,
                     "DataError", "OperationalError", "IntegrityError", "InternalError",
                     "ProgrammingError", "NotSupportedError"),
         settable=("cursorclass", "long_data_threshold", "prepared_cache_size"))
+
+
+def _engine_driven(name: str, sql: bytes) -> Callable[..., Any]:
+    """commit() / rollback() / begin() driven by the event loop (mysqlc.aio._statement:
+    no greenlet switch), with the generated method's documentation."""
+    shell_doc = getattr(Connection, name).__doc__
+
+    async def method(self: Any) -> None:
+        return await _statement.internal(self, name, sql)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = shell_doc
+    return method
+
+
+for _name, _sql in (("commit", b"COMMIT"), ("rollback", b"ROLLBACK"), ("begin", b"BEGIN")):
+    setattr(Connection, _name, _engine_driven(_name, _sql))
+del _name, _sql
 
 
 class _Connecting:

@@ -1180,8 +1180,8 @@ static PyMethodDef Conn_methods[] = {
      "arrow_schema(decimal='decimal') -> schema capsule of the current result"},
     {"store", (PyCFunction)(void (*)(void))mc_conn_store, METH_VARARGS | METH_KEYWORDS,
      "store(keys=None) -> Store of all the current result's rows, read off the socket and"
-     " kept undecoded; None (nothing read) when decoding them may run Python code or the"
-     " connection's last Store was read as rows"},
+     " kept as packets (also decoded ahead when this shape was last read as rows); None"
+     " (nothing read) when decoding them may run Python code"},
     {"prefer_store", (PyCFunction)mc_conn_prefer_store, METH_NOARGS,
      "prefer_store(): store() keeps the next results (a columnar read happened)"},
     {"query_result", (PyCFunction)(void (*)(void))mc_conn_query_result, METH_VARARGS | METH_KEYWORDS,

@@ -166,9 +166,16 @@ struct mc_conn_s {
     int hc_binary, hc_has_conv;
     mc_column_plan *hc_plan;
     PyObject *hc_desc, *hc_flags, *hc_names, *hc_tables;
-    int rows_mode;         /* store.c: 1 once a Store was read as rows: store() then keeps
-                              nothing (rows are decoded in execute(), as before); 0 for a new
-                              connection and after a columnar read: store() keeps the packets */
+    /* store.c: how the connection's Stores were read.  rows_mode: the last one was read as
+       rows (1) or columns (0; also a new connection); read_shape/read_rows: the same for
+       the last MC_READ_SHAPES result shapes (a hash of the column definitions, 0: empty
+       slot).  A Store whose shape (or, for a shape not seen, whose connection) was last
+       read as rows also decodes its rows ahead in execute(); see store.c. */
+    int rows_mode;
+#define MC_READ_SHAPES 8
+    uint64_t read_shape[MC_READ_SHAPES];
+    unsigned char read_rows[MC_READ_SHAPES];
+    unsigned read_next;
     /* interrupts, lost connections, last error, text columns as bytes */
     uint32_t sig_countdown; /* packets until the next PyErr_CheckSignals() (conn_read_packet) */
     const char *lost_at;   /* static text for CR_SERVER_LOST messages; NULL: "during query" */
@@ -503,12 +510,29 @@ typedef struct {
     Py_ssize_t pos_row;    /* position cache for sequential reads: row pos_row starts */
     size_t pos_off;        /* at byte pos_off */
     mc_conn *owner;        /* strong reference: told how the rows were read (rows_mode) */
+    /* rows decoded ahead (see mc_store_begin): pre[i] is row i
+       for i < npre (NULL once handed out); pre_off is the byte offset of row npre */
+    PyObject **pre;
+    Py_ssize_t npre, pre_cap;
+    size_t pre_off;
+    uint64_t shape;        /* hash of the column definitions (see mc_conn.read_shape) */
+    int noted;             /* how it was read, noted in the owner: 0 not yet, 1 columns, 2 rows */
+    int ahead;             /* decode rows ahead (mc_store_begin) */
 } mc_store;
 
 PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds);
-/* a new empty Store for the current result set, or NULL (with an exception, or without
-   one: decode the rows at once instead); its rows read by mc_store_pull: 1 complete,
-   MC_NEED (no wait allowed, call again), -1.  The caller has entered. */
+/* A new empty Store for the current result set, or NULL (with an exception, or without
+   one: decoding may run Python code -- a user converter, a column whose character set
+   needs a Python codec -- so decode the rows at once instead); its rows read by
+   mc_store_pull: 1 complete, MC_NEED (no wait allowed, call again), -1.  The caller has
+   entered.  Whether the rows become tuples/dicts or Arrow is decided at the Store's first
+   fetch.  When the connection's last Store of the same shape (for a shape not among its
+   last MC_READ_SHAPES: its last Store) was read as rows, mc_store_pull also decodes the
+   rows ahead -- while the socket has nothing to read (blocking transport), one step before
+   each MC_NEED (no wait allowed), and the rest once the last packet was read -- so that
+   fetchall() costs what decoding as the rows came did; the row fetches hand them out, a
+   columnar first fetch drops them (store.c, "decoding ahead").  Errors of rows decoded
+   ahead are raised by mc_store_pull, as decoding them as they came raised them. */
 mc_store *mc_store_begin(mc_conn *c, PyObject *keys);
 int mc_store_pull(mc_store *s, mc_conn *c);
 PyObject *mc_conn_prefer_store(mc_conn *c, PyObject *noargs);
@@ -518,7 +542,8 @@ size_t mc_store_offset(mc_store *s, Py_ssize_t row);
    as the row decoders do for wire data that does not parse (not for a user converter's
    error, which never reaches a store) */
 void mc_store_distrust(mc_store *s);
-/* the rows are being read as columns: the connection's next results are stored */
+/* the rows are being read as columns: rows decoded ahead are dropped, and this shape's
+   next Stores are not decoded ahead */
 void mc_store_read_as_columns(mc_store *s);
 /* columnar.c: methods of the Store type */
 PyObject *mc_store_fetch_arrow(mc_store *s, PyObject *args, PyObject *kwds);

@@ -22,6 +22,7 @@
  * which the cursor then decodes at once with fetch().
  */
 #include "conn_internal.h"
+#include <poll.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -135,6 +136,54 @@ static int row_ok(const mc_conn *x, const unsigned char *p, size_t n) {
 #define STORE_USE_MAP 1
 #endif
 
+#ifdef STORE_USE_MAP
+/* One spare mapping per process: the buffer of the last large Store freed, kept for the
+   next one (its first word holds its size).  A connection that reads the same scan again
+   and again then writes into pages that are already there: a fresh mapping costs a page
+   fault and the zeroing of every page (for 200,000 rows of text about a tenth of the
+   client's CPU time of execute() + fetchall()).  At most STORE_SPARE_MAX bytes are kept;
+   taken and given back with atomic exchanges (no lock: threads, and interpreters with
+   their own GIL, may race here). */
+#define STORE_SPARE_MAX ((size_t)64 << 20)
+static void *store_spare;
+
+static void *spare_take(size_t *cap) {
+    void *b = __atomic_exchange_n(&store_spare, NULL, __ATOMIC_ACQ_REL);
+    if (b) *cap = *(size_t *)b;
+    return b;
+}
+
+static void spare_put(void *b, size_t cap) {
+    if (cap > STORE_SPARE_MAX) {
+        if (munmap((unsigned char *)b + STORE_SPARE_MAX, cap - STORE_SPARE_MAX) < 0) {
+            munmap(b, cap);
+            return;
+        }
+        cap = STORE_SPARE_MAX;
+    }
+    *(size_t *)b = cap;
+    void *none = NULL;
+    if (!__atomic_compare_exchange_n(&store_spare, &none, b, 0, __ATOMIC_ACQ_REL,
+                                     __ATOMIC_ACQUIRE))
+        munmap(b, cap);
+}
+
+/* A mapping of at least `cap` bytes: the spare (enlarged if needed), else a new one;
+   its size in *got.  MAP_FAILED when none. */
+static void *map_new(size_t cap, size_t *got) {
+    size_t scap;
+    void *nb = spare_take(&scap);
+    if (nb) {
+        if (scap >= cap) { *got = scap; return nb; }
+        void *grown = mremap(nb, scap, cap, MREMAP_MAYMOVE);
+        if (grown != MAP_FAILED) { *got = cap; return grown; }
+        munmap(nb, scap);
+    }
+    *got = cap;
+    return mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+#endif
+
 static int store_reserve(mc_store *s, size_t extra) {
     if (s->cap - s->len >= extra) return 0;
     size_t need = s->len + extra;
@@ -150,10 +199,12 @@ static int store_reserve(mc_store *s, size_t extra) {
         if (s->mapped) {
             nb = mremap(s->buf, s->cap, cap, MREMAP_MAYMOVE);
         } else {
-            nb = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            size_t got;
+            nb = map_new(cap, &got);
             if (nb != MAP_FAILED) {
                 if (s->len) memcpy(nb, s->buf, s->len);
                 PyMem_Free(s->buf);
+                cap = got;
             }
         }
         if (nb == MAP_FAILED) { PyErr_NoMemory(); return -1; }
@@ -199,7 +250,7 @@ static void store_shrink(mc_store *s) {
 static void store_free_buf(mc_store *s) {
 #ifdef STORE_USE_MAP
     if (s->mapped) {
-        munmap(s->buf, s->cap);
+        spare_put(s->buf, s->cap);
         s->buf = NULL;
         return;
     }
@@ -230,12 +281,9 @@ static int store_append(mc_store *s, const unsigned char *p, size_t n) {
     return 0;
 }
 
-/* Results the store holds: decoding them runs no Python code that could fail, and the
-   connection's last stored result was not read as rows (see docs/columnar.md: a connection
-   whose results are read as rows decodes them in execute(), overlapping the decoding with
-   the transfer as before; one read as columns keeps the packets). */
+/* Results the store holds: decoding them runs no Python code that could fail. */
 static int store_applies(const mc_conn *c) {
-    if (c->has_converters || c->rows_mode) return 0;
+    if (c->has_converters) return 0;
     for (Py_ssize_t i = 0; i < c->plan_len; i++)
         if (c->plan[i].kind == MC_DEC_STR_CODEC || c->plan[i].converter) return 0;
     return 1;
@@ -261,7 +309,127 @@ static int ctx_init(mc_store *s, mc_conn *c) {
     return 0;
 }
 
-/* Connection.store(keys=None) -> Store or None; the caller holds no guard. */
+/* ---------------------------------------------------------------- decoding ahead
+ *
+ * Where the rows go is decided at the Store's first fetch: tuples/dicts for a row method,
+ * Arrow for a columnar one.  Decoding the rows only then gives up the overlap the eager
+ * path had -- each row decoded while the server produced and sent the next ones -- which
+ * made execute() + fetchall() of the 200,000-row scans 1.4-1.6x slower in wall time (the
+ * store phase alone took about as long as the whole eager read).  So when the rows of
+ * this result are expected to be read as rows -- the connection's last Store of the same
+ * shape (column definitions and names) was, or, for a shape not among its last
+ * MC_READ_SHAPES, its last Store was -- the store loop also decodes rows whenever it would
+ * otherwise wait: no complete packet is buffered and the socket has nothing to read (poll
+ * with a zero timeout).  The rows still undecoded when the last packet has arrived are
+ * decoded then.  They are kept in s->pre and handed out by the row fetches; a columnar
+ * first fetch drops them and decodes the packets (the expectation was wrong: it costs
+ * the eager decoding once, and the shape is then expected to be read as columns).
+ * A row decoded ahead is checked by its decoding; when no row is decoded ahead, each is
+ * checked with row_ok() as it arrives. */
+
+/* bytes of rows decoded ahead between two looks at the socket (about a millisecond of
+   decoding; the socket's buffer holds what arrives meanwhile).  In paired runs of the
+   200,000-row scans 16 KiB steps were up to a tenth slower in wall time, 1 MiB no better. */
+#define PRE_BATCH_BYTES ((size_t)262144)
+
+/* 1 when reading the next packet would wait for the socket: none is complete in the
+   receive buffer and the socket has nothing to read. */
+static int socket_idle(const mc_conn *c) {
+    size_t avail = c->rend - c->rpos;
+    if (avail >= 4) {
+        size_t plen = mc_load_u24(c->rbuf + c->rpos);
+        if (plen >= MC_MAX_PACKET || avail >= 4 + plen) return 0;
+    }
+    struct pollfd pfd;
+    pfd.fd = c->fd;
+    pfd.events = POLLIN;
+    pfd.revents = 0;
+    return poll(&pfd, 1, 0) == 0;
+}
+
+/* Decode stored rows npre.. ahead (at least one row, up to `bytes` of payload, or all of
+   them when bytes is 0) with the live connection's decoder, so that an error is raised as
+   the eager path raised it (a malformed value closes the connection).  0 or -1. */
+static int decode_ahead(mc_store *s, mc_conn *c, PyObject *keys, size_t bytes) {
+    Py_ssize_t want = s->nrows;
+    if (want > s->pre_cap) {
+        Py_ssize_t ncap = s->pre_cap ? s->pre_cap : 1024;
+        while (ncap < want) ncap *= 2;
+        PyObject **np = PyMem_Realloc(s->pre, (size_t)ncap * sizeof(PyObject *));
+        if (!np) { PyErr_NoMemory(); return -1; }
+        s->pre = np;
+        s->pre_cap = ncap;
+    }
+    size_t off = s->pre_off, done = 0;
+    while (s->npre < s->nrows) {
+        size_t n = load_u32(s->buf + off);
+        PyObject *row = mc_conn_decode_row(c, s->buf + off + 4, n, keys);
+        if (!row) return -1;
+        s->pre[s->npre++] = row;
+        off += 4 + n;
+        s->pre_off = off;
+        done += 4 + n;
+        if (bytes && done >= bytes) break;
+        /* Ctrl-C while the rest of a large result is decoded: honoured every 64Ki rows
+           (the result was read whole: the connection is idle) */
+        if ((s->npre & 0xFFFF) == 0 && PyErr_CheckSignals() < 0) return -1;
+    }
+    return 0;
+}
+
+static void drop_ahead(mc_store *s) {
+    for (Py_ssize_t i = 0; i < s->npre; i++) Py_XDECREF(s->pre[i]);
+    PyMem_Free(s->pre);
+    s->pre = NULL;
+    s->npre = s->pre_cap = 0;
+    s->pre_off = 0;
+}
+
+/* The result's shape: a hash (never 0) of its column definitions and names. */
+static uint64_t shape_of(const mc_conn *c) {
+    uint64_t h = 1469598103934665603ull;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211ull)
+    MIX(c->binary);
+    MIX(c->plan_len);
+    for (Py_ssize_t i = 0; i < c->plan_len; i++) {
+        const mc_column_plan *p = &c->plan[i];
+        MIX(p->type);
+        MIX(p->kind);
+        MIX(p->flags);
+        MIX(p->charset);
+        MIX(p->decimals);
+        MIX(p->length);
+    }
+    if (c->column_names) {
+        Py_hash_t nh = PyObject_Hash(c->column_names);
+        if (nh == -1) PyErr_Clear();
+        MIX(nh);
+    }
+#undef MIX
+    return h | 1;
+}
+
+/* Was the last Store of this shape read as rows?  For a shape not among the connection's
+   recent ones: was its last Store read as rows? */
+static int predict_rows(const mc_conn *c, uint64_t shape) {
+    for (int i = 0; i < MC_READ_SHAPES; i++)
+        if (c->read_shape[i] == shape) return c->read_rows[i];
+    return c->rows_mode;
+}
+
+/* Store s was read as rows (1) or columns (0). */
+static void note_read(mc_store *s, int rows) {
+    mc_conn *c = s->owner;
+    if (s->noted == rows + 1 && c->rows_mode == rows) return;   /* fetchone() after fetchone() */
+    s->noted = rows + 1;
+    c->rows_mode = rows;
+    for (int i = 0; i < MC_READ_SHAPES; i++)
+        if (c->read_shape[i] == s->shape) { c->read_rows[i] = (unsigned char)rows; return; }
+    unsigned k = c->read_next++ % MC_READ_SHAPES;
+    c->read_shape[k] = s->shape;
+    c->read_rows[k] = (unsigned char)rows;
+}
+
 /* A new, empty Store for the current result set (the caller has entered; c->plan is the
    result's): NULL with an exception, or NULL without one when the result must be decoded
    at once instead (store_applies).  Its rows are read with mc_store_pull. */
@@ -279,23 +447,38 @@ mc_store *mc_store_begin(mc_conn *c, PyObject *keys) {
     s->keys = keys;
     Py_INCREF((PyObject *)c);
     s->owner = c;
+    /* decode ahead: this shape's (or the connection's) last Store was read as rows */
+    s->shape = shape_of(c);
+    s->ahead = predict_rows(c, s->shape);
     return s;
 }
 
 /* Keep the result's rows in `s` as their packets come: 1 once the result's end was read
    (the Store is complete and shrunk), MC_NEED when the next row is not complete and no
    wait is allowed (nothing of it consumed; call again after more bytes), -1 with an
-   exception (the row decoder's error for a malformed row, an ERR packet, a lost
-   connection).  The caller has entered. */
+   exception (the row decoder's error for a malformed row or, for rows decoded ahead, a
+   value that does not parse; an ERR packet; a lost connection).  The caller has entered. */
 int mc_store_pull(mc_store *s, mc_conn *c) {
+    PyObject *keys = s->keys;
+    int ahead = s->ahead;
+    int idle_ahead = ahead && c->io == &mc_socket_io && c->fd >= 0;
     while (c->state == ST_ROWS) {
+        if (idle_ahead && s->npre < s->nrows && socket_idle(c)) {
+            if (decode_ahead(s, c, keys, PRE_BATCH_BYTES) < 0) return -1;
+            continue;
+        }
         const unsigned char *p;
         size_t n;
         int r = mc_conn_next_row(c, &p, &n);
-        if (r == MC_NEED) return MC_NEED;
+        if (r == MC_NEED) {
+            /* no wait allowed: one step of decoding ahead before the caller waits */
+            if (ahead && s->npre < s->nrows && decode_ahead(s, c, keys, PRE_BATCH_BYTES) < 0)
+                return -1;
+            return MC_NEED;
+        }
         if (r < 0) return -1;
         if (r == 0) break;
-        if (!row_ok(&s->ctx, p, n)) {
+        if (!ahead && !row_ok(&s->ctx, p, n)) {
             /* the row decoder raises the error this row gives (and closes the connection
                for a malformed one), as fetch() would have */
             PyObject *row = mc_conn_decode_row(c, p, n, NULL);
@@ -306,10 +489,13 @@ int mc_store_pull(mc_store *s, mc_conn *c) {
         if (store_append(s, p, n) < 0) return -1;
         c->rows_read++;
     }
+    if (ahead && s->npre < s->nrows && decode_ahead(s, c, keys, 0) < 0) return -1;
     store_shrink(s);
     return 1;
 }
 
+/* Connection.store(keys=None) -> Store, or None (nothing read) when decoding the rows may
+   run Python code: the caller then decodes them with fetch().  The caller holds no guard. */
 PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"keys", NULL};
     PyObject *keys = Py_None;
@@ -369,10 +555,25 @@ static PyObject *store_rows(mc_store *s, Py_ssize_t start, Py_ssize_t stop) {
     if (stop < start) stop = start;
     PyObject *out = PyTuple_New(stop - start);
     if (!out || stop == start) return out;
-    s->owner->rows_mode = 1;
+    note_read(s, 1);
     Py_ssize_t i = start;
+    /* rows decoded ahead are handed out once (the caller owns them: dicts are mutable) */
+    for (; i < stop && i < s->npre && s->pre[i]; i++) {
+        PyTuple_SET_ITEM(out, i - start, s->pre[i]);
+        s->pre[i] = NULL;
+    }
+    if (i == stop) {
+        if (i == s->npre) { s->pos_row = i; s->pos_off = s->pre_off; }
+        return out;
+    }
     size_t off = mc_store_offset(s, i);
     for (; i < stop; i++) {
+        if (i < s->npre && s->pre[i]) {
+            PyTuple_SET_ITEM(out, i - start, s->pre[i]);
+            s->pre[i] = NULL;
+            off += 4 + load_u32(s->buf + off);
+            continue;
+        }
         size_t n = load_u32(s->buf + off);
         PyObject *row = mc_conn_decode_row(&s->ctx, s->buf + off + 4, n, s->keys);
         if (!row) { mc_store_distrust(s); Py_DECREF(out); return NULL; }
@@ -395,18 +596,28 @@ static PyObject *store_item(mc_store *s, Py_ssize_t i) {
         PyErr_SetString(PyExc_IndexError, "row index out of range");
         return NULL;
     }
-    s->owner->rows_mode = 1;
+    note_read(s, 1);
     size_t off = mc_store_offset(s, i);
     size_t n = load_u32(s->buf + off);
-    PyObject *row = mc_conn_decode_row(&s->ctx, s->buf + off + 4, n, s->keys);
-    if (!row) { mc_store_distrust(s); return NULL; }
+    PyObject *row;
+    if (i < s->npre && s->pre[i]) {
+        row = s->pre[i];
+        s->pre[i] = NULL;
+    } else {
+        row = mc_conn_decode_row(&s->ctx, s->buf + off + 4, n, s->keys);
+        if (!row) { mc_store_distrust(s); return NULL; }
+    }
     s->pos_row = i + 1;
     s->pos_off = off + 4 + n;
     return row;
 }
 
-/* A columnar read: the connection's next results are stored again. */
-void mc_store_read_as_columns(mc_store *s) { s->owner->rows_mode = 0; }
+/* A columnar read: the rows decoded ahead are dropped, and the connection's next results
+   are kept as packets only. */
+void mc_store_read_as_columns(mc_store *s) {
+    note_read(s, 0);
+    if (s->pre) drop_ahead(s);
+}
 
 /* Connection.prefer_store(): a columnar read of a result decoded in execute() -- store the
    next results. */
@@ -451,6 +662,7 @@ static void Store_dealloc(mc_store *s) {
         for (Py_ssize_t i = 0; i < s->ctx.plan_len; i++) mc_plan_clear(&s->ctx.plan[i]);
         PyMem_Free(s->ctx.plan);
     }
+    if (s->pre) drop_ahead(s);
     Py_CLEAR(s->ctx.column_names);
     Py_CLEAR(s->keys);
     Py_CLEAR(s->owner);
@@ -469,7 +681,16 @@ static PyMethodDef Store_methods[] = {
     {NULL},
 };
 
+static PyObject *Store_get_ahead(mc_store *s, void *x) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t i = 0; i < s->npre; i++) n += s->pre[i] != NULL;
+    return PyLong_FromSsize_t(n);
+}
+
 static PyGetSetDef Store_getset[] = {
+    {"ahead", (getter)Store_get_ahead, NULL,
+     "rows decoded ahead in execute() (the connection's previous Store was read as rows)"
+     " and not yet handed out; a columnar read drops them", NULL},
     {"nbytes", (getter)Store_get_nbytes, NULL,
      "bytes the store holds: the rows (each payload behind a 4-byte length), the index"
      " and the column plan", NULL},

@@ -361,37 +361,164 @@ def test_memory_of_a_stored_result_stays_near_its_wire_size(conn, shape):
     assert t.num_rows == len(rows)
 
 
-def test_a_connection_read_as_rows_decodes_in_execute(conn):
-    """A new connection keeps its buffered results as packets; once one of them has been
-    read as rows, the next results are decoded in execute() (the old path: decoding
-    overlaps with the transfer, errors surface in execute()); a columnar read -- of a stored
-    result or of a decoded one -- switches back.  Values are the same either way."""
+def test_a_connection_read_as_rows_decodes_ahead(conn):
+    """Every buffered result without a user converter is kept as packets (a Store); once a
+    connection's Store has been read as rows, its next Stores also decode their rows in
+    execute() (while the socket is idle, and the rest once the last packet arrived: the
+    eager path's overlap of decoding and transfer), handed out by the first row fetch; a
+    columnar read -- of a Store or of rows decoded for a converter -- drops them and
+    switches back.  Values are the same either way."""
     sql = "SELECT seq, CONCAT('r', seq) AS s, seq / 7 AS d FROM seq_1_to_3000"
     cur = conn.cursor()
     cur.execute(sql)
-    assert type(cur._rows) is _core.Store
+    assert type(cur._rows) is _core.Store and cur._rows.ahead == 0
     cur.execute(sql)
-    assert type(cur._rows) is _core.Store          # executing alone changes nothing
+    assert cur._rows.ahead == 0                    # executing alone changes nothing
     rows = cur.fetchall()                          # a row read
     cur.execute(sql)
-    assert type(cur._rows) is tuple and cur.fetchall() == rows and cur.rowcount == 3000
+    s = cur._rows
+    assert type(s) is _core.Store and s.ahead == 3000
+    assert cur.fetchall() == rows and cur.rowcount == 3000 and s.ahead == 0
+    cur.scroll(0, "absolute")                      # handed out once, decoded again after
+    assert cur.fetchall() == rows
     other = conn.cursor(C.DictCursor)              # per connection, not per cursor
     other.execute(sql)
-    assert type(other._rows) is tuple
-    t = other.fetch_arrow_table()                  # columnar read of decoded rows
+    assert type(other._rows) is _core.Store and other._rows.ahead == 3000
+    t = other.fetch_arrow_table()                  # columnar read: the rows are dropped
+    assert other._rows.ahead == 0
     assert t.column("s").to_pylist() == [r[1] for r in rows]
     cur.execute(sql)
-    assert type(cur._rows) is _core.Store
+    assert cur._rows.ahead == 0
     t2 = cur.fetch_arrow_table()
     assert t2.column("seq").to_pylist() == [r[0] for r in rows]
     cur.execute(sql)
-    assert type(cur._rows) is _core.Store
     cur.fetchmany(0)                               # nothing decoded: no row read
     cur.execute(sql)
-    assert type(cur._rows) is _core.Store
+    assert cur._rows.ahead == 0
     assert cur.fetchone() == rows[0]
     cur.execute(sql)
-    assert type(cur._rows) is tuple
+    assert cur._rows.ahead == 3000
+    assert cur.fetchone() == rows[0] and cur._rows.ahead == 2999
+    assert cur.fetchmany(2) == rows[1:3] and cur._rows.ahead == 2997
+
+
+@pytest.fixture
+def mixed(conn):
+    """benchmarks/bench_columnar.py's ten mixed columns, 5,000 rows (a temporary table)."""
+    cur = conn.cursor()
+    cur.execute("""CREATE TEMPORARY TABLE mixed (
+        id INT NOT NULL PRIMARY KEY, c_bigint BIGINT NOT NULL, c_int INT NOT NULL,
+        c_varchar VARCHAR(64) NOT NULL, c_double DOUBLE NOT NULL,
+        c_decimal DECIMAL(12,2) NOT NULL, c_datetime DATETIME(6) NOT NULL,
+        c_date DATE NOT NULL, c_text TEXT NULL, c_smallint SMALLINT NOT NULL
+        ) DEFAULT CHARSET=utf8mb4""")
+    cur.execute("""INSERT INTO mixed SELECT s, s * 2654435761, (s * 7919) % 2000001 - 1000000,
+        CONCAT('name-', s, ELT(1 + s % 5, '', ' café', ' жук',
+                                ' 漢字', ' 🙂')),
+        s / 7e0 + 0.25, (s % 1000000) * 1.37 - 500000,
+        TIMESTAMP'2020-01-01 00:00:00' + INTERVAL s SECOND + INTERVAL (s * 37) % 1000000 MICROSECOND,
+        DATE'2000-01-01' + INTERVAL s % 9000 DAY,
+        IF(s % 5 = 2, NULL, REPEAT(CONCAT('text ', s, ' '), 1 + s % 4)), s % 65536 - 32768
+        FROM (SELECT CAST(seq AS SIGNED) AS s FROM seq_1_to_5000) AS g""")
+    cur.close()
+    return "SELECT * FROM mixed ORDER BY id"
+
+
+@pytest.mark.parametrize("cls", [C.Cursor, C.DictCursor], ids=["Cursor", "DictCursor"])
+def test_first_fetch_decides_after_rows_or_columns(conn, mixed, cls):
+    """Issue 22: the stored result decides its decoding at its first fetch.  After a
+    fetchall() on the connection, execute() + fetch_arrow_table() gives read_sql()'s table
+    (decoded from the packets in C, not converted from Python rows); after a columnar read,
+    execute() + fetchall() gives the rows the unbuffered cursor streams."""
+    sql = mixed
+    want_table = mysqlc.read_sql(conn, sql)
+    ss = conn.cursor(C.SSDictCursor if cls is C.DictCursor else C.SSCursor)
+    ss.execute(sql)
+    want_rows = tuple(ss.fetchall())
+    ss.close()
+    cur = conn.cursor(cls)
+    cur.execute(sql)
+    assert cur.fetchall() == want_rows             # rows: the connection reads rows
+    for _ in range(2):
+        cur.execute(sql)
+        assert type(cur._rows) is _core.Store and cur._rows.ahead == 5000
+        t = cur.fetch_arrow_table()
+        assert t.equals(want_table)
+        assert cur._rows.ahead == 0 and cur.rownumber == 5000
+        cur.execute(sql)                          # the reverse order: columns, then rows
+        assert type(cur._rows) is _core.Store and cur._rows.ahead == 0
+        assert cur.fetchall() == want_rows
+    # a mix within one result: rows first, then the rest as Arrow (and back)
+    cur.execute(sql)
+    assert cur.fetchmany(10) == want_rows[:10]
+    assert cur.fetch_arrow_table().equals(want_table.slice(10))
+    cur.scroll(0, "absolute")
+    assert cur.fetchall() == want_rows
+
+
+def test_decoding_ahead_follows_how_the_shape_was_read(conn):
+    """Rows are decoded ahead when this result's shape (its column definitions and names)
+    was last read as rows on the connection; a shape not seen follows the connection's
+    last read.  So a query read as columns stays on the columnar path after other results
+    were read as rows (issue 22: execute() + fetch_arrow_table() after a fetchall())."""
+    sql = "SELECT seq AS a, CONCAT('x', seq) AS b FROM seq_1_to_2000"
+    cur = conn.cursor()
+    cur.execute(sql)
+    cur.fetch_arrow_table()                        # this shape: columns
+    cur.execute("SELECT 1 AS one")
+    cur.fetchall()                                 # the connection: rows
+    cur.execute(sql)
+    assert cur._rows.ahead == 0                    # ... but this shape is read as columns
+    assert cur.fetch_arrow_table().num_rows == 2000
+    cur.execute("SELECT seq AS other FROM seq_1_to_10")
+    assert cur._rows.ahead == 0                    # a new shape: as the connection's last
+    cur.execute("SELECT 1 AS one")
+    assert cur._rows.ahead == 1                    # read as rows last time
+    cur.fetchall()
+    cur.execute("SELECT seq AS other FROM seq_1_to_10")
+    assert cur._rows.ahead == 10
+    cur.fetch_arrow_table()
+    cur.execute("SELECT 1 AS one")
+    assert cur._rows.ahead == 1
+    assert cur.fetchall() == ((1,),)
+
+
+def test_rows_decoded_ahead_are_handed_out_once(conn):
+    """A row decoded ahead belongs to the caller once fetched: a dict changed by the caller
+    is not what a later fetch of the same row (after scroll) returns."""
+    cur = conn.cursor(C.DictCursor)
+    cur.execute("SELECT 1 AS a")
+    cur.fetchall()
+    cur.execute("SELECT seq AS a FROM seq_1_to_500")
+    assert cur._rows.ahead == 500
+    first = cur.fetchone()
+    first["a"] = "changed"
+    cur.scroll(0, "absolute")
+    again = cur.fetchone()
+    assert again == {"a": 1} and again is not first
+    assert len(cur.fetchall()) == 499
+
+
+def test_errors_of_rows_decoded_ahead_surface_in_execute(conn):
+    """On a connection that reads rows, a row whose text does not decode, or whose value
+    does not parse for its column, raises from execute() (store()), as the eager path did,
+    naming the column (replayed server bytes, corrupted)."""
+    sql = "SELECT seq AS i, CONCAT('s', seq) AS s FROM seq_1_to_300"
+    data, flags = _capture(conn, sql)
+    r = _core.Connection()
+    r._replay(data, flags)
+    s = r.store()
+    assert s.ahead == 0 and s[0] == (1, "s1")      # a row read: r reads rows now
+    r._replay(data, flags)
+    s = r.store()
+    assert s.ahead == 300 and s[0:] == tuple((i, "s%d" % i) for i in range(1, 301))
+    for bad, column in [(data.replace(b"\x03150\x04s150", b"\x031x0\x04s150", 1), "i"),
+                        (data.replace(b"\x04s150", b"\x04s\xff50", 1), "s")]:
+        assert bad != data
+        r._replay(bad, flags)
+        with pytest.raises(mysqlc.OperationalError, match="column '%s'" % column) as ei:
+            r.store()
+        assert ei.value.args[0] == 2027
 
 
 def test_store_is_a_read_only_sequence_of_rows(conn):

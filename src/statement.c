@@ -7,9 +7,9 @@
  *                                      packets are not all there (wait=False: MC_NEED)
  *
  * The reading is one resumable flow (c->take_phase): 1 = sent, the response head not read
- * yet; 2 = rows being kept, into a Store (store.c: the packets, decoded on access) or,
- * where decoding may run Python code or the connection reads its results as rows
- * (store_applies), into a list of rows decoded as they come.  With c->nowait the engine
+ * yet; 2 = rows being kept, into a Store (store.c: the packets, the first fetch decoding
+ * them as rows or columns) or, where decoding may run Python code (a user converter, a
+ * Python codec column: store_applies), into a list of rows decoded as they come.  With c->nowait the engine
  * returns MC_NEED where it would wait (framing.c engine_wait) and writes without waiting
  * for the transport to drain (transport_py.c), so an asyncio task can call take_result()
  * after each wake-up of its stream and decode in its own context (mysqlc/aio).  While a

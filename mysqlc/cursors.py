@@ -642,7 +642,10 @@ class BaseCursor:
             limit, read once per connection before the first statement that mentions
             LOCAL).  A server that refuses a packet closes the connection: its 1153,
             or OperationalError 2006/2013 naming the packet size (docs/compat.md
-            "LOAD DATA LOCAL INFILE").
+            "LOAD DATA LOCAL INFILE").  With :mod:`mysqlc.aio` also an async iterable
+            of bytes (anything with ``__aiter__``): each chunk is awaited by the
+            awaiting task, in its context (docs/asyncio.md, "LOAD DATA LOCAL from an
+            async iterable").
         attributes : mapping or iterable of (name, value) pairs, optional
             Query attributes for this statement only, sent after the cursor's own
             (:meth:`add_attribute`) in COM_QUERY (MySQL 8.0.23+, MySQL docs

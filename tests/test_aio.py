@@ -875,6 +875,122 @@ def test_contextvars_seen_by_load_data_local_iterable(run, conn_kwargs):
     run(main)
 
 
+# an async iterable as the LOAD DATA LOCAL source (mysqlc/aio/connection.py _AsyncChunks):
+# each chunk is awaited by the awaiting task itself while the engine waits
+
+class _Chunks:
+    """Not a generator: an object with ``__aiter__`` whose ``__anext__`` is a coroutine."""
+
+    def __init__(self, chunks):
+        self.chunks = list(chunks)
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        await asyncio.sleep(0)
+        if not self.chunks:
+            raise StopAsyncIteration
+        return self.chunks.pop(0)
+
+
+def test_load_data_local_from_async_iterable(run, conn_kwargs):
+    seen = []
+    values = list(range(1, 2001))
+
+    async def rows():
+        # awaits between the chunks (a real producer's reads), in this task's context
+        for i in range(0, len(values), 100):
+            seen.append(_request.get())
+            await asyncio.sleep(0.001)
+            yield "".join("%d,v%d\n" % (n, n) for n in values[i:i + 100]).encode()
+        _request.set("set by the source")
+        yield b""   # an empty chunk is harmless
+
+    async def main():
+        async with mysqlc.aio.connect(local_infile=True, **conn_kwargs) as conn:
+            async with conn.cursor() as cur:
+                await cur.execute("CREATE TEMPORARY TABLE ai_infile (n INT, v VARCHAR(10))")
+                _request.set("async loader")
+                n = await cur.execute("LOAD DATA LOCAL INFILE 'rows.csv' INTO TABLE "
+                                      "ai_infile FIELDS TERMINATED BY ','", infile=rows())
+                assert n == len(values)
+                # the source ran in this very context: its set() is seen here
+                assert _request.get() == "set by the source"
+                await cur.execute("SELECT n, v FROM ai_infile ORDER BY n")
+                assert await cur.fetchall() == tuple((v, "v%d" % v) for v in values)
+                # any object with __aiter__, on an unbuffered cursor too
+                async with conn.cursor(acur.SSCursor) as scur:
+                    assert await scur.execute(
+                        "LOAD DATA LOCAL INFILE 'more.csv' INTO TABLE ai_infile "
+                        "FIELDS TERMINATED BY ','",
+                        infile=_Chunks([b"5001,x\n5002,", b"y\n", b"5003,z\n"])) == 3
+                await cur.execute("SELECT COUNT(*), SUM(n) FROM ai_infile WHERE n > 5000")
+                assert await cur.fetchone() == (3, 15006)
+            await _tagged(conn)
+        assert seen == ["async loader"] * 20
+    run(main)
+
+
+def test_load_data_local_async_iterable_raises(run, conn_kwargs):
+    class DiskOnFire(Exception):
+        pass
+
+    async def failing():
+        yield b"1,one\n"
+        await asyncio.sleep(0.001)
+        yield b"2,two\n"
+        raise DiskOnFire("disk on fire")
+
+    async def main():
+        async with mysqlc.aio.connect(local_infile=True, **conn_kwargs) as conn:
+            async with conn.cursor() as cur:
+                await cur.execute("CREATE TEMPORARY TABLE ai_fail (n INT, v VARCHAR(10))")
+                with pytest.raises(DiskOnFire, match="disk on fire"):
+                    await cur.execute("LOAD DATA LOCAL INFILE 'x.csv' INTO TABLE ai_fail "
+                                      "FIELDS TERMINATED BY ','", infile=failing())
+                # raised after the server's answer: the connection is in step
+                assert not conn.closed
+                await _tagged(conn)
+                await cur.execute("SELECT COUNT(*) FROM ai_fail")
+                assert (await cur.fetchone())[0] <= 2
+    run(main)
+
+
+def test_load_data_local_async_iterable_cancelled(run, conn_kwargs):
+    """Cancelled (asyncio.timeout) while the source awaits its next chunk: the source sees
+    the CancelledError, the file is ended, and the connection stays usable (or, past the
+    cancel budget, is closed: here it is not)."""
+    got = []
+
+    async def stalled():
+        yield b"1,one\n"
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            got.append("cancelled")
+            raise
+        yield b"2,two\n"
+
+    async def main():
+        async with mysqlc.aio.connect(local_infile=True, **conn_kwargs) as conn:
+            async with conn.cursor() as cur:
+                await cur.execute("CREATE TEMPORARY TABLE ai_cancel (n INT, v VARCHAR(10))")
+                t0 = time.monotonic()
+                with pytest.raises(TimeoutError):
+                    async with asyncio.timeout(0.3):
+                        await cur.execute("LOAD DATA LOCAL INFILE 'x.csv' INTO TABLE "
+                                          "ai_cancel FIELDS TERMINATED BY ','",
+                                          infile=stalled())
+                assert time.monotonic() - t0 < 5.0
+                assert got == ["cancelled"]
+                assert not conn.closed
+                await _tagged(conn)
+                await cur.execute("SELECT COUNT(*) FROM ai_cancel")
+                assert (await cur.fetchone())[0] <= 1
+    run(main)
+
+
 @pytest.mark.allow_skip   # the ed25519 account: MariaDB only (skips under MySQL)
 def test_contextvars_seen_by_auth_plugin(run, ed25519_account, monkeypatch):
     from mysqlc import _secure

@@ -40,6 +40,65 @@ def _shell_for(cls: type) -> type:
     return shell_for(cls)
 
 
+_AIT_END = object()         # the async iterable is exhausted
+_AIT_CANCELLED = object()   # the wait for its next chunk was cancelled
+
+
+class _NextChunk:
+    """The awaitable of one ``__anext__()`` of a LOAD DATA LOCAL source, handed to the
+    awaiting coroutine by :func:`await_only`: its end is ``_AIT_END``.  Awaited a second
+    time -- what the runner does with the wait a cancellation interrupted, while it
+    drives the statement to its end (``Worker.finish``) -- it gives ``_AIT_CANCELLED``
+    at once instead of asking the iterator again."""
+
+    __slots__ = ("_ait", "_awaited")
+
+    def __init__(self, ait: Any) -> None:
+        self._ait = ait
+        self._awaited = False
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        if self._awaited:
+            return _AIT_CANCELLED
+        self._awaited = True
+        try:
+            return (yield from self._ait.__anext__().__await__())
+        except StopAsyncIteration:
+            return _AIT_END
+
+
+class _AsyncChunks:
+    """``execute(..., infile=agen)`` with an async iterable of bytes chunks (anything
+    with ``__aiter__``: an async generator, an async file object...): the sync iterator
+    the engine's LOCAL INFILE flow pulls chunks from (``PyIter_Next``, src/results.c).
+    Each ``__next__`` runs in the connection's greenlet and awaits the next chunk with
+    :func:`await_only`, so the chunk is produced by the awaiting coroutine itself -- in
+    the awaiting task and its :mod:`contextvars` context -- while the engine waits
+    between two data packets.  An exception of the iterator ends the file (the empty
+    packet, the connection stays in step) and is raised from ``execute()`` after the
+    server's answer, as for a sync iterable.  A cancellation while a chunk is awaited
+    reaches the iterator first (its ``await`` raises CancelledError), then the runner's
+    rule (mysqlc.aio._runner): ``KILL QUERY``, the file ended, the answer read, then
+    CancelledError -- or the connection closed past ``CANCEL_BUDGET``."""
+
+    __slots__ = ("_ait",)
+
+    def __init__(self, aiterable: Any) -> None:
+        self._ait = aiterable.__aiter__()
+
+    def __iter__(self) -> "_AsyncChunks":
+        return self
+
+    def __next__(self) -> Any:
+        chunk = await_only(_NextChunk(self._ait))
+        if chunk is _AIT_END:
+            raise StopIteration
+        if chunk is _AIT_CANCELLED:   # ends the file; the caller gets CancelledError
+            raise asyncio.CancelledError("cancelled while the LOAD DATA LOCAL source "
+                                         "was awaited")
+        return chunk
+
+
 class _Engine(connections.Connection):
     """The sync connection as mysqlc.aio drives it: its stream is asyncio's, and the
     waits it makes for ``KILL QUERY`` (close() with unread rows, a read timeout) are
@@ -55,6 +114,14 @@ class _Engine(connections.Connection):
         proto.attach(core)
         self._proto = proto
         return proto
+
+    def _infile_handler(self, filename: bytes) -> Any:
+        # an async iterable given with infile=: pulled chunk by chunk through the runner
+        data = self._pending_infile
+        if data is not None and not isinstance(data, (bytes, bytearray, memoryview, str)) \
+                and hasattr(type(data), "__aiter__"):
+            self._pending_infile = _AsyncChunks(data)
+        return super()._infile_handler(filename)
 
     def _io_possible(self) -> bool:
         # a statement can be sent only from inside the connection's greenlet: the plain

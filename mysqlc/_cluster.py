@@ -266,7 +266,38 @@ def _kind(field_type: Any) -> str:
         return "int"
     if pa.types.is_timestamp(field_type) or pa.types.is_date(field_type):
         return "datetime"
+    if (pa.types.is_string(field_type) or pa.types.is_large_string(field_type)
+            or pa.types.is_binary(field_type) or pa.types.is_large_binary(field_type)
+            or pa.types.is_fixed_size_binary(field_type)):
+        return "str"
     return "other"
+
+
+#: binary collations of character sets whose byte order is the order of their code
+#: points (so Python compares their decoded str as the server does); latin1 is left
+#: out: MySQL's latin1 is cp1252, whose bytes 0x80-0x9f decode above U+00FF
+_BIN_COLLATION = re.compile(r"\A(utf8mb4|utf8mb3|utf8|ascii)_(bin|nopad_bin|0900_bin)\Z")
+
+
+def python_order(collation: Optional[str], padded: bool) -> bool:
+    """Whether the server orders a string key of `collation` as Python orders its
+    values (``str`` by code point, ``bytes`` by byte), so Dask divisions are exact.
+
+    True for ``binary`` (BINARY, VARBINARY, BLOB) and for the ``_bin`` collations of
+    utf8mb4, utf8mb3 and ascii: NO PAD ones (``utf8mb4_nopad_bin``, MySQL's
+    ``utf8mb4_0900_bin``) always, PAD SPACE ones (``utf8mb4_bin``) only when no value
+    ends in a space or holds a control character (`padded` False): PAD SPACE makes
+    ``'a' = 'a '`` and ``'a\t' < 'a'``, Python does not.  False for every other
+    collation (case- and accent-insensitive ones, UCA weights, other character sets).
+    """
+    if collation is None:
+        return False
+    if collation == "binary":
+        return True
+    m = _BIN_COLLATION.match(collation)
+    if m is None:
+        return False
+    return m.group(2) != "bin" or not padded
 
 
 def plan(source: Source, rel: Relation, key: Optional[str], npartitions: int,
@@ -280,7 +311,9 @@ def plan(source: Source, rel: Relation, key: Optional[str], npartitions: int,
     server's own values, in its own order and collation -- are the cut points.  Every
     range is evaluated by the server (``key >= lo AND key < hi``), so each row is in
     exactly one; NULL keys are in the first.  Divisions (for Dask) are given for
-    integer and datetime keys declared NOT NULL, None otherwise.
+    integer and datetime keys declared NOT NULL, and for NOT NULL string keys whose
+    collation orders them as Python does (:func:`python_order`: ``binary``, the
+    ``_bin`` collations of utf8mb4/utf8mb3/ascii); None otherwise.
     """
     if npartitions < 1:
         raise ValueError("npartitions must be at least 1")
@@ -322,24 +355,33 @@ def plan(source: Source, rel: Relation, key: Optional[str], npartitions: int,
             if bounds is not None:
                 raise ValueError("bounds= is for integer keys (%r is not one): the cut "
                                  "points of other keys come from the server" % (key,))
+            # a string key: also its collation, and whether a value ends in a space or
+            # holds a control character (where PAD SPACE and Python disagree)
+            extra = inner = ""
+            if kind == "str":
+                extra = ", COLLATION(MIN(%s)), MAX(_mysqlc_odd)" % k
+                inner = (", (%s LIKE '%%%% ' OR %s REGEXP '[[:cntrl:]]') AS _mysqlc_odd"
+                         % (k, k))
             cur.execute(
-                "SELECT MIN(%s), MAX(%s) FROM (SELECT %s, NTILE(%d) OVER (ORDER BY %s) "
-                "AS _mysqlc_tile FROM %s WHERE %s IS NOT NULL) AS _mysqlc_t "
+                "SELECT MIN(%s), MAX(%s)%s FROM (SELECT %s%s, NTILE(%d) OVER (ORDER BY "
+                "%s) AS _mysqlc_tile FROM %s WHERE %s IS NOT NULL) AS _mysqlc_t "
                 "GROUP BY _mysqlc_tile ORDER BY _mysqlc_tile"
-                % (k, k, k, npartitions, k, rel.from_sql(), k), rel.params)
+                % (k, k, extra, k, inner, npartitions, k, rel.from_sql(), k), rel.params)
             tiles = cur.fetchall()
             cur.close()
             if not tiles:
                 return Plan([Part(0, None, ())], None, kind, meta, not_null)
             cuts: list[Any] = []
-            for mn, _ in tiles[1:]:
+            for mn in (t[0] for t in tiles[1:]):
                 if not cuts or mn != cuts[-1]:
                     if mn != tiles[0][0]:
                         cuts.append(mn)
             # a string cut equal to its neighbour by collation only ('a' and 'A')
             # makes an empty range: still no row lost or read twice
+            exact = kind == "datetime" or (kind == "str" and python_order(
+                tiles[0][2], any(t[3] for t in tiles)))
             divisions = None
-            if kind == "datetime" and not_null:
+            if exact and not_null:
                 divisions = tuple([tiles[0][0]] + cuts + [tiles[-1][1]])
             ranges = _ranges(key, cuts, literal=False)
         parts = [Part(i, c, p) for i, (c, p) in enumerate(ranges)]

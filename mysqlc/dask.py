@@ -132,8 +132,11 @@ def read_sql_table(table: Union[str, tuple[str, str]], source: _SourceArg, *,
     index_col : str, optional
         The partition key, made the index (each partition ``ORDER BY`` it, so the index
         is sorted).  Divisions are known for integer and DATE/DATETIME keys declared
-        NOT NULL; None otherwise (strings: the server's collation orders them, pandas
-        would not).
+        NOT NULL, and for NOT NULL string keys of a binary collation (BINARY/VARBINARY,
+        ``utf8mb4_bin``, ``utf8mb4_nopad_bin`` ...; PAD SPACE ``_bin`` ones only when
+        no value ends in a space or holds a control character), where the server's
+        order is Python's; None otherwise (other collations: the server orders by
+        collation, case-insensitive, PAD SPACE, pandas would not).
     partition_on : str, optional
         The partition key when it is not to be the index (no divisions, no ORDER BY).
     npartitions : int, optional

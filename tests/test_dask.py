@@ -168,6 +168,79 @@ def test_collated_string_key(client, src):
         _exec(src, "DROP TABLE dk_str")
 
 
+def _string_table(src, name, coltype, values):
+    _exec(src, "DROP TABLE IF EXISTS " + name,
+          "CREATE TABLE %s (id INT PRIMARY KEY, s %s NOT NULL, KEY (s))" % (name, coltype))
+    c = mysqlc.connect(**src)
+    try:
+        c.cursor().executemany("INSERT INTO %s VALUES (%%s, %%s)" % name,
+                               list(enumerate(values)))
+        c.commit()
+    finally:
+        c.close()
+
+
+STRINGS = ["a", "A", "b", "B", "ä", "Z", "z", "0", "9", "aa", "ab", "Ab", "é", "€", "x y",
+           "日本", "_", "~", "a\u00a0"]
+
+
+@pytest.mark.parametrize("coltype", ["VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+                                     "VARCHAR(20) CHARACTER SET utf8mb4 "
+                                     "COLLATE utf8mb4_nopad_bin",
+                                     "VARBINARY(20)"])
+def test_binary_string_key_exact_divisions(client, src, coltype):
+    """A binary collation orders as Python does: divisions known, every partition
+    inside its division, ``loc`` slices equal to pandas' on the whole frame."""
+    binary = coltype.startswith("VARBINARY")
+    values = [STRINGS[(i * 7) % len(STRINGS)] + ("%d" % (i % 3) if i % 5 else "")
+              for i in range(400)]
+    _string_table(src, "dk_bin", coltype, values)
+    try:
+        ddf = mdask.read_sql_table("dk_bin", src, index_col="s", npartitions=4)
+        assert ddf.known_divisions, ddf.divisions
+        divs = list(ddf.divisions)
+        conv = (lambda v: v.encode()) if binary else (lambda v: v)
+        assert divs[0] == conv(min(values, key=conv)) and divs[-1] == conv(max(values, key=conv))
+        assert divs == sorted(divs) and len(set(divs)) == len(divs)
+        parts = _partitions(ddf)
+        for i, part in enumerate(parts):
+            keys = list(part.index)
+            assert keys == sorted(keys)
+            assert all(divs[i] <= v for v in keys)
+            assert all(v < divs[i + 1] for v in keys) or i == len(parts) - 1
+        whole = pd.concat(parts)
+        assert sorted(whole["id"]) == list(range(400))
+        want = _expected(src, "SELECT * FROM dk_bin").set_index("s").sort_index(kind="stable")
+        for lo, hi in ((conv("B"), conv("b")), (conv("a"), conv("é")), (conv("0"), conv("Z")),
+                       (None, conv("ab")), (conv("x"), None)):
+            got = ddf.loc[lo:hi].compute()
+            exp = want.loc[lo:hi]
+            assert sorted(got["id"]) == sorted(exp["id"]), (lo, hi)
+            assert len(got) > 0
+    finally:
+        _exec(src, "DROP TABLE IF EXISTS dk_bin")
+
+
+@pytest.mark.parametrize("coltype,values", [
+    ("VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci", STRINGS * 20),
+    ("VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci", STRINGS * 20),
+    # PAD SPACE _bin with a trailing space, or a control character: 'a' = 'a ',
+    # 'a\t' < 'a' for the server, not for Python
+    ("VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", STRINGS * 20 + ["a "]),
+    ("VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", STRINGS * 20 + ["a\tb"]),
+])
+def test_non_binary_collation_no_divisions(client, src, coltype, values):
+    _string_table(src, "dk_ci", coltype, values)
+    try:
+        ddf = mdask.read_sql_table("dk_ci", src, index_col="s", npartitions=4)
+        assert ddf.known_divisions is False
+        parts = _partitions(ddf)
+        assert len(parts) > 1
+        assert sorted(i for p in parts for i in p["id"]) == list(range(len(values)))
+    finally:
+        _exec(src, "DROP TABLE IF EXISTS dk_ci")
+
+
 def test_datetime_key_divisions(client, src, mixed):
     ddf = mdask.read_sql_table(mixed, src, index_col="d", npartitions=4, columns=["id"])
     assert ddf.known_divisions

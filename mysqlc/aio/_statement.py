@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import Any, Optional
+from typing import Any, Awaitable, Callable, Optional
 
 from .. import connections
 from .._state import _NO_ERROR, _busy
@@ -227,9 +227,7 @@ async def _stop(worker: Any, conn: Any, core: Any, proto: Any,
             except Error:
                 pass
 
-    kill = loop.run_in_executor(None, connections.Connection._kill_query_side, conn,
-                                core.thread_id, max(0.5, CANCEL_BUDGET - 0.5))
-    try:
+    async def read_rest() -> None:
         while core.open and core.take_pending:
             try:
                 if core.take_result() is not None:
@@ -250,7 +248,29 @@ async def _stop(worker: Any, conn: Any, core: Any, proto: Any,
             elif fut.result() != _DONE:
                 abort()
                 break
+
+    await stop_statement(worker, conn, core, proto, deadline, abort, read_rest)
+
+
+async def stop_statement(worker: Any, engine: Any, core: Any, proto: Any, deadline: float,
+                         abort: Callable[[], None],
+                         read_rest: Callable[[], Awaitable[Any]]) -> None:
+    """What a cancelled statement gets, on either path (this module's and the runner's
+    ``on_cancel``, aio/connection.py): ``KILL QUERY`` over a side connection while
+    `read_rest()` reads the response to its end; then the rest of an unbuffered result
+    or further results drained (``Connection.drain`` in the greenlet) until `deadline`
+    (loop time), else `abort()`; and the KILL awaited before the connection is used
+    again (a KILL that fails: `abort()`)."""
+    loop = asyncio.get_running_loop()
+    # the side connection may use the whole budget: MariaDB's KILL QUERY of a thread in
+    # SLEEP() can take just over 2 s while other threads sleep too (its wait for the
+    # global sleep mutex), and a 2 s read timeout then closed the connection
+    kill = loop.run_in_executor(None, connections.Connection._kill_query_side, engine,
+                                core.thread_id, max(0.5, CANCEL_BUDGET - 0.5))
+    try:
+        await read_rest()
         if core.open and (core.rows_pending or core.more_results):
+            # the rest of an unbuffered result (ended early by KILL QUERY: error 1317)
             left = max(0.0, deadline - loop.time())
             msg = worker.resume_call(core.drain, left)
             ok = await worker.finish(msg, deadline, abort)
@@ -261,6 +281,6 @@ async def _stop(worker: Any, conn: Any, core: Any, proto: Any,
             await asyncio.wait_for(asyncio.shield(kill), max(0.1, deadline - loop.time()))
         except BaseException:   # noqa: BLE001 - a failed KILL: close rather than guess
             abort()
-        if proto._state:
-            conn._owner = None
+        if proto is not None and proto._state:
+            engine._owner = None
 

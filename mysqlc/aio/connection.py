@@ -174,28 +174,8 @@ async def _stop_cancelled(worker: Worker, msg: Any) -> None:
     if core is None or not core.open or type(msg) is _Undrainable:
         await worker.finish(msg, loop.time(), abort)
         return
-    # the side connection may use the whole budget: MariaDB's KILL QUERY of a thread in
-    # SLEEP() can take just over 2 s while other threads sleep too (its wait for the
-    # global sleep mutex), and a 2 s read timeout then closed the connection
-    kill = loop.run_in_executor(None, connections.Connection._kill_query_side, engine,
-                                core.thread_id, max(0.5, CANCEL_BUDGET - 0.5))
-    try:
-        await worker.finish(msg, deadline, abort)
-        if core.open and (core.rows_pending or core.more_results):
-            # the rest of an unbuffered result (ended early by KILL QUERY: error 1317)
-            left = max(0.0, deadline - loop.time())
-            msg = worker.resume_call(core.drain, left)
-            ok = await worker.finish(msg, deadline, abort)
-            if not ok or core.rows_pending or core.more_results:
-                abort()
-    finally:
-        # the KILL must have reached the server before the connection is used again
-        try:
-            await asyncio.wait_for(asyncio.shield(kill), max(0.1, deadline - loop.time()))
-        except BaseException:   # noqa: BLE001 - a failed KILL: close rather than guess
-            abort()
-        if proto is not None and proto._state:
-            engine._owner = None
+    await _statement.stop_statement(worker, engine, core, proto, deadline, abort,
+                                    lambda: worker.finish(msg, deadline, abort))
 
 
 async def _abandon_connect(worker: Worker, msg: Any) -> None:

@@ -1,11 +1,13 @@
 """mysqlc.ray on a real local Ray (``ray.init(num_cpus=2)``) against the private server
 (docs/cluster.md): blocks equal to one ``mysqlc.read_sql``, ``override_num_blocks``, the
-partitioning rules, a connection KILLed mid-block, the datasink (write then read back,
+partitioning rules, a connection KILLed mid-block, a server restarted mid-block, the datasink (write then read back,
 a retried write task, a failed write), and no password in the datasource's repr."""
 
 import collections
 import fcntl
+import socket
 import sys
+import threading
 import time
 
 import pytest
@@ -16,6 +18,7 @@ import ray
 
 import mysqlc
 from mysqlc import ray as mray
+from mysqlc.server import PrivateServer
 
 # the hooks run in Ray workers, which cannot import this module by name
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -226,6 +229,101 @@ def test_ray_task_retries_no_duplicates(ray_local, src, root_kw, tmp_path):
         assert sum(1 for x in _log(log) if x.startswith("kill")) == 2
     finally:
         _exec(src, "DROP TABLE IF EXISTS ry_wide2")
+
+
+# ---------------------------------------------------------------- a server restart
+
+def _free_port(lo=3440, hi=3449):
+    for port in range(lo, hi + 1):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    pytest.fail("no free port in %d-%d for the restarted server" % (lo, hi))
+
+
+class _Attempts:
+    """Logs "<attempt> <thread id>" after the first batch of each attempt."""
+
+    def __init__(self, log):
+        self.log = log
+
+    def __call__(self, attempt, thread_id):
+        with open(self.log, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            f.write("%d %d\n" % (attempt, thread_id))
+
+
+def _when_reading(log, n, action):
+    """`action` in a thread once `n` attempt-0 lines are in `log`."""
+    state = {"t": None, "error": None}
+
+    def run():
+        try:
+            end = time.monotonic() + 60
+            while time.monotonic() < end:
+                try:
+                    lines = _log(log)
+                except FileNotFoundError:
+                    lines = []
+                if sum(1 for x in lines if x.startswith("0 ")) >= n:
+                    break
+                time.sleep(0.01)
+            state["t"] = time.monotonic()
+            action()
+        except BaseException as exc:
+            state["error"] = exc
+
+    th = threading.Thread(target=run, daemon=True)
+    th.start()
+    return th, state
+
+
+def test_server_restart_mid_block(ray_local, tmp_path):
+    """A private server (the session's is never restarted) restarted while both blocks
+    are read (40 rows of 8 KB each at 20 rows/s): each task reconnects once the server
+    is back and re-reads its range once.  Then down for 3 s with connect_timeout=1: a
+    task alone gives up, Ray's task retries run it again; every row once both times."""
+    srv = PrivateServer(port=_free_port())
+    srv.start()
+    try:
+        kw = srv.connect_kwargs()
+        _exec(kw, "CREATE TABLE ry_slow (id INT PRIMARY KEY, pad MEDIUMTEXT)",
+              "INSERT INTO ry_slow SELECT seq, REPEAT(CHAR(65 + seq % 26), 8000) "
+              "FROM seq_1_to_80")
+        log = str(tmp_path / "attempts")
+        ds = mray.read_sql(None, kw, table="ry_slow", partition_on="id",
+                           override_num_blocks=2, bounds=(1, 80),
+                           where="SLEEP(0.05) = 0", batch_size=2, _fault=_Attempts(log))
+        # Ray Data may run the two read tasks one after the other: restart as soon as
+        # one is under way
+        th, state = _when_reading(log, 1, srv.restart)
+        blocks = ray.get(ds.to_arrow_refs())
+        th.join(60)
+        assert state["error"] is None and state["t"] is not None
+        ids = sorted(i for b in blocks for i in b.column("id").to_pylist())
+        assert ids == list(range(1, 81))
+        attempts = collections.Counter(x.split()[0] for x in _log(log))
+        # each block's first attempt, and a re-read of each block cut by the restart
+        assert attempts["0"] == 2 and 1 <= attempts["1"] <= 2, attempts
+
+        log2 = str(tmp_path / "attempts2")
+        ds = mray.read_sql(None, dict(kw, connect_timeout=1), table="ry_slow",
+                           partition_on="id", override_num_blocks=2, bounds=(1, 80),
+                           where="SLEEP(0.05) = 0", batch_size=2, _fault=_Attempts(log2),
+                           ray_remote_args={"max_retries": 30, "retry_exceptions": True})
+        th, state = _when_reading(log2, 1, lambda: srv.restart(downtime=3.0))
+        blocks = ray.get(ds.to_arrow_refs())
+        th.join(60)
+        assert state["error"] is None
+        ids = sorted(i for b in blocks for i in b.column("id").to_pylist())
+        assert ids == list(range(1, 81))
+        lines = _log(log2)
+        assert lines[0].split()[0] == "0" and len(lines) >= 3, lines
+    finally:
+        srv.stop()
 
 
 def _staging_tables(src):

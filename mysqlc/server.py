@@ -331,7 +331,9 @@ class PrivateServer(_ServerBase):
     it, e.g. ``"10.11.6-MariaDB-0+deb12u1"``), ``error_log``.  Accounts: ``user``/``password``
     (mysql_native_password, from '%' and 'localhost', all privileges WITH GRANT OPTION) and
     ``root_user``/``root_password`` (root, empty password, from localhost and 127.0.0.1).
-    The database ``database`` exists (utf8mb4).
+    The database ``database`` exists (utf8mb4).  ``halt()`` and ``restart()`` stop
+    and start the server process again on the same data directory, port and socket
+    (to test what clients do across a restart).
 
     Raises ServerNotAvailable when no binary is found or the server fails to start
     (the message includes the tail of the server's error log).

@@ -237,12 +237,14 @@ done:
    command on statement id 0xffffffff: 0 with the statement, or -1.  When the prepare
    failed, its error is raised after the following command's ERR (the server refuses an
    unknown statement) was read and dropped; when that read fails (the connection went),
-   its error is raised instead.  On success the caller reads the second response after
-   setting c->seq = 1. */
+   its error is raised instead.  `second` is the sequence id the second command's response
+   starts with: the one after its last packet (2 or more for a command of several 16 MiB
+   packets); on success c->seq is set to it for the caller's read of that response. */
 static int one_trip_prepare_response(mc_conn *c, uint32_t *stmt_id, unsigned *nparams,
-                                     unsigned *ncols) {
+                                     unsigned *ncols, uint8_t second) {
     const unsigned char *p;
     size_t n;
+    c->seq = 1;   /* the prepare's response follows its one-packet command */
     int pk = mc_frame_peek(c, &p, &n);
     if (pk < 0) return -1;
     if (pk == 1 && n && p[0] == 0xFF) {
@@ -250,7 +252,7 @@ static int one_trip_prepare_response(mc_conn *c, uint32_t *stmt_id, unsigned *np
         mc_raise_err_packet(c, p, n);
         PyObject *et, *ev, *tb;
         PyErr_Fetch(&et, &ev, &tb);
-        c->seq = 1;   /* the second command's response follows it (sequence id 0) */
+        c->seq = second;   /* the second command's response follows its last packet */
         if (mc_read_packet(c, &p, &n) < 0) {   /* the connection went: that error wins */
             Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
             return -1;
@@ -263,7 +265,9 @@ static int one_trip_prepare_response(mc_conn *c, uint32_t *stmt_id, unsigned *np
         PyErr_Restore(et, ev, tb);
         return -1;
     }
-    return mc_read_prepare_response(c, stmt_id, nparams, ncols) < 0 ? -1 : 0;
+    if (mc_read_prepare_response(c, stmt_id, nparams, ncols) < 0) return -1;
+    c->seq = second;
+    return 0;
 }
 
 /* The pending exception as a value (normalized, with its traceback); NULL if none. */
@@ -319,15 +323,14 @@ int mc_stmt_prepare_execute(mc_conn *c, const unsigned char *sql, size_t n, PyOb
     c->binary = 1;
     c->cursor_wanted = 0;
     if (mc_conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) return -1;
-    if (one_trip_prepare_response(c, stmt_id, nparams, ncols) < 0) return -1;
+    if (one_trip_prepare_response(c, stmt_id, nparams, ncols, c->seq) < 0) return -1;
     if ((Py_ssize_t)*nparams != np) {
         mc_conn_malformed(c, "the statement has a different number of parameters than the "
                              "one-trip COM_STMT_EXECUTE sent");
         return -1;
     }
     c->cursor_stmt = *stmt_id;
-    c->seq = 1;   /* the execute's response follows its command (sequence id 0) */
-    *nc = mc_read_query_response(c);
+    *nc = mc_read_query_response(c);   /* (c->seq: after the execute's last packet) */
     if (*nc < 0) {
         *error = mc_fetch_exception();
         return 1;
@@ -792,7 +795,8 @@ int mc_bulk_send(mc_conn *c, mc_bulk *bk, unsigned long stmt_id, const unsigned 
         c->cseq = 0;
         if (mc_conn_send(c, hdr.buf, hdr.len, bk->w.buf + off, end - off) < 0) { failed = 1; break; }
         if (one_trip) {
-            if (one_trip_prepare_response(c, &bk->new_id, &bk->new_np, &bk->new_nc) < 0) {
+            if (one_trip_prepare_response(c, &bk->new_id, &bk->new_np, &bk->new_nc,
+                                          c->seq) < 0) {
                 failed = 1;
                 break;
             }
@@ -803,8 +807,7 @@ int mc_bulk_send(mc_conn *c, mc_bulk *bk, unsigned long stmt_id, const unsigned 
                 failed = 1;
                 break;
             }
-            stmt_id = bk->new_id;
-            c->seq = 1;   /* the bulk command's response follows it (sequence id 0) */
+            stmt_id = bk->new_id;   /* (c->seq: after the bulk command's last packet) */
         }
         Py_ssize_t nc = mc_read_query_response(c);
         if (nc < 0) { failed = 1; break; }

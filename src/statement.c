@@ -176,8 +176,10 @@ out:
 /* send_query_nowait(sql: bytes) -> bool: COM_QUERY framed and handed to the transport
    without waiting (take_result() reads its response).  False, with nothing sent, when the
    statement cannot go without a wait first: the session's max_allowed_packet must be read
-   (a statement of 1024 bytes or more, before the first such), or the statement may be
-   LOAD DATA LOCAL on a connection that serves files (its flow waits for the server). */
+   (a statement of 1024 bytes or more, before the first such), the statement takes more
+   than one 16 MiB packet (written packet by packet, each write waiting for the transport
+   to drain), or it may be LOAD DATA LOCAL on a connection that serves files (its flow
+   waits for the server). */
 PyObject *mc_conn_send_query_nowait(mc_conn *c, PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
@@ -190,6 +192,9 @@ PyObject *mc_conn_send_query_nowait(mc_conn *c, PyObject *arg) {
         goto done;
     }
     if ((1 + n >= MC_MIN_MAX_PACKET && c->max_packet == 0) ||
+        /* a statement of several 16 MiB packets is written as it is framed (framing.c
+           stream_out), waiting for the transport between them */
+        n >= MC_MAX_PACKET - 64 ||
         (c->infile_handler && mc_mentions_local(sql, n))) {
         ret = Py_NewRef(Py_False);
         goto done;

@@ -344,3 +344,48 @@ def test_aio_transactions_switch_no_greenlet(run, conn_kwargs):
         finally:
             await conn.ensure_closed()
     run(body)
+
+
+def test_aio_statement_of_several_packets(run, conn_kwargs):
+    """A statement of 16 MiB or more is written packet by packet, each write waiting for
+    the transport: it goes through the greenlet (send_query_nowait says so), every time
+    (it failed every other time with "used outside its event loop task")."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor()
+            await cur.execute("SELECT LENGTH(%s)", ("a" * 2000,))   # max_allowed_packet known
+            assert await cur.fetchall() == ((2000,),)
+            for n in (16 * 1024 * 1024, 17 * 1024 * 1024, 16 * 1024 * 1024 - 40):
+                await cur.execute("SELECT LENGTH(%s)", ("b" * n,))
+                assert await cur.fetchall() == ((n,),)
+            with _Switches(conn) as sw:
+                await cur.execute("SELECT 1")
+            assert sw.count == 0
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
+@pytest.mark.parametrize("rows,size", [(16, 1 << 20), (40, 420000), (2, 9 << 20)])
+def test_one_trip_prepare_of_a_command_of_several_packets(conn_kwargs, rows, size):
+    """MariaDB's one-trip prepare followed by a COM_STMT_BULK_EXECUTE (the first
+    executemany of a statement) or a COM_STMT_EXECUTE (a prepared cursor's first execute)
+    of 16 MiB or more: the second response follows the command's last packet (its
+    sequence id is 2 or more), not 1 -- the connection used to be lost."""
+    c = mysqlc.connect(autocommit=True, **conn_kwargs)
+    try:
+        cur = c.cursor()
+        cur.execute("CREATE TEMPORARY TABLE sp_big (id INT AUTO_INCREMENT PRIMARY KEY, "
+                    "b LONGBLOB)")
+        cur.executemany("INSERT INTO sp_big (b) VALUES (%s)", [(b"q" * size,)] * rows)
+        assert cur.rowcount == rows
+        cur.execute("SELECT COUNT(*), SUM(LENGTH(b)) FROM sp_big")
+        assert cur.fetchall() == ((rows, rows * size),)
+        pcur = c.cursor(prepared=True)
+        pcur.execute("SELECT LENGTH(?) + 0 * %d" % size, (b"z" * (17 << 20),))
+        assert pcur.fetchall()[0][0] == 17 << 20
+        cur.execute("SELECT 3")
+        assert cur.fetchall() == ((3,),)
+    finally:
+        c.close()

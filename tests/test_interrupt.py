@@ -29,8 +29,10 @@ REPO = os.path.dirname(TESTS_DIR)
 ROWS = 6_000_000
 # seconds from SIGINT to KeyboardInterrupt, the issue's bound; under ASan/UBSan
 # (tools/sanitize-test.sh sets MYSQLC_SANITIZED) freeing the rows read so far is several
-# times slower, and the run is about memory safety, not speed
-BOUND = 2.0 if os.environ.get("MYSQLC_SANITIZED") else 0.5
+# times slower, and the run is about memory safety, not speed: read_sql's 30M-row scan
+# took 2.9-3.5 s there with another job on the 2 cores (the same before and after the
+# issue-22 changes, 2026-12-02), so 4 s
+BOUND = 4.0 if os.environ.get("MYSQLC_SANITIZED") else 0.5
 
 SCRIPT = textwrap.dedent(r"""
     import json, signal, sys, time

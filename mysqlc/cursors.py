@@ -523,11 +523,7 @@ class BaseCursor:
                 # the statement sent, its first result kept, what _read_result sets
                 if core.rows_pending or core.more_results or core.cursor_open:
                     conn._discard_pending(self)
-                conn._owner = weakref.ref(self)
-                if self._executed_from is not None or self.messages or \
-                        self._pipe_error is not None or self._pipe_sets is not None:
-                    self._clear()
-                self._executed = sql
+                self._start_one_call(conn, sql)
                 try:
                     (self._rows, self.description, self.description_flags, self.rowcount,
                      self.lastrowid, self.warning_count) = core.query_result(sql)
@@ -554,6 +550,17 @@ class BaseCursor:
             raise
         finally:
             lock.release()
+
+    def _start_one_call(self, conn, sql):
+        """Before a result taken in one core call (``query_result``, or mysqlc.aio's
+        ``take_result``): the connection's owner, the cursor's state of the last
+        statement cleared (only what is set: the call sets the rest), `sql` as
+        ``_executed``."""
+        conn._owner = weakref.ref(self)
+        if self._executed_from is not None or self.messages or \
+                self._pipe_error is not None or self._pipe_sets is not None:
+            self._clear()
+        self._executed = sql
 
     def _pipe_query(self, conn, pipe, sql):
         """_query inside a pipeline block: COM_QUERY sent, its response queued; -1."""

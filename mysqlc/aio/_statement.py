@@ -28,7 +28,6 @@ side connection, the response read to its end (and further results drained) with
 from __future__ import annotations
 
 import asyncio
-import weakref
 from typing import Any, Awaitable, Callable, Optional
 
 from .. import connections
@@ -56,6 +55,17 @@ def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
     return cur._format(conn, query, args)
 
 
+def _engine_ready(worker: Any, conn: Any, loop: asyncio.AbstractEventLoop) -> bool:
+    """Can a command be driven from the event loop now: the connection idle and free, its
+    stream open with nothing of its own to report, no pipeline, this loop's?"""
+    core = conn._conn
+    proto = conn._proto
+    return not (worker.busy or conn._closed or conn._pipeline is not None or core is None
+                or proto is None or proto._state or proto._early or proto._exc is not None
+                or worker.loop is not loop or core.rows_pending or core.more_results
+                or core.cursor_open)
+
+
 async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = None,
                   attributes: Any = None) -> Any:
     """``await cursor.execute(query, args)`` of a buffered asyncio cursor: the engine-driven
@@ -65,17 +75,13 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
     cur = shell._sync_obj
     worker = shell._worker
     conn = cur.connection
+    loop = asyncio.get_running_loop()
     if (infile is not None or attributes is not None or not cur._one_call or cur._prepared
-            or conn is None or worker.busy or conn._closed or conn._pipeline is not None):
+            or cur._attributes or conn is None or not _engine_ready(worker, conn, loop)):
         return await worker.run(cur.execute, query, args, infile=infile,
                                 attributes=attributes)
     core = conn._conn
     proto = conn._proto
-    loop = asyncio.get_running_loop()
-    if (core is None or proto is None or proto._state or proto._early or proto._exc
-            is not None or worker.loop is not loop or core.rows_pending
-            or core.more_results or core.cursor_open or cur._attributes):
-        return await worker.run(cur.execute, query, args)
     conn._last_error = _NO_ERROR
     sql = _query_now(cur, conn, query, args)
     if sql is None:
@@ -86,11 +92,7 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
     worker.busy = True
     sent = False
     try:
-        conn._owner = weakref.ref(cur)
-        if cur._executed_from is not None or cur.messages or \
-                cur._pipe_error is not None or cur._pipe_sets is not None:
-            cur._clear()
-        cur._executed = sql
+        cur._start_one_call(conn, sql)
         try:
             sent = core.send_query_nowait(sql)
             if sent:
@@ -138,15 +140,12 @@ async def internal(shell: Any, name: str, sql: bytes) -> None:
     greenlet."""
     worker = shell._worker
     conn = shell._sync_obj
-    core = conn._conn
-    proto = conn._proto
     loop = asyncio.get_running_loop()
     if (getattr(type(conn), name) is not getattr(connections.Connection, name)
-            or worker.busy or conn._closed or conn._pipeline is not None or core is None
-            or proto is None or proto._state or proto._early or proto._exc is not None
-            or worker.loop is not loop or core.rows_pending or core.more_results
-            or core.cursor_open):
+            or not _engine_ready(worker, conn, loop)):
         return await worker.run(getattr(conn, name))
+    core = conn._conn
+    proto = conn._proto
     lock = conn._lock
     if not lock.acquire(False):
         raise _busy()

@@ -24,10 +24,10 @@ from .errors import Error, OperationalError, ProgrammingError
 #: at most this many commands in flight (sent, not answered) ...
 MAX_COMMANDS = 256
 #: ... and at most this many bytes of them: before queueing more, the oldest responses
-#: are read into their cursors.  A server blocked writing responses nobody reads stops
-#: reading commands; commands below this bound fit the kernel's socket buffers (the
-#: client's send buffer plus the server's receive buffer, over 100 KiB on the systems
-#: mysqlc supports), so a write never waits for a server that waits for the client.
+#: are read into their cursors.  This bounds what waits unread; it is not what prevents a
+#: deadlock: a write that waits for a server blocked writing the answers of commands in
+#: flight reads those answers meanwhile (the transport's stash, docs/architecture.md
+#: "Commands in flight"), whatever the size of the kernel's socket buffers.
 MAX_BYTES = 64 * 1024
 
 _TIMEOUT_HINT = ("; %d pipelined command(s) were in flight: a proxy that does not "

@@ -140,6 +140,7 @@ static void Conn_dealloc(mc_conn *c) {
     Conn_clear(c);
     PyMem_Free(c->zbuf);
     mc_writer_free(&c->zsend);
+    mc_stash_free(c);
     mc_writer_free(&c->zout);
     mc_writer_free(&c->out);
     mc_writer_free(&c->wout);

@@ -139,6 +139,15 @@ struct mc_conn_s {
        one at a time with read_response() */
     Py_ssize_t pipe_pending;
     int pipe_reading;      /* a pipelined command's response is being read */
+    /* read while writing (transport.c, transport_py.c): the bytes the server sent while a
+       write waited for it to take ours, kept raw (malloc'd: filled without the GIL) and
+       given to the engine once that write is done, before anything is parsed.  A server
+       blocked writing the answers of commands in flight stops reading; reading them while
+       the write waits is what lets it go on (docs/architecture.md "Commands in flight"). */
+    unsigned char *stash;
+    size_t stash_len, stash_cap;
+    int stashing;          /* the Python transport's write waits: _transport_buffer() and
+                              _transport_received() fill the stash, not the engine */
     /* statement.c: one statement in one call (query_result), and the same read by an
        event loop (send_query_nowait + take_result): the response being read */
     int nowait;            /* the engine returns MC_NEED instead of waiting for bytes, and
@@ -458,6 +467,12 @@ int mc_conn_enter(mc_conn *c);
 void mc_conn_leave(mc_conn *c);
 int mc_get_span(PyObject *o, span *s, Py_buffer *view, const char *name);
 int mc_check_idle(mc_conn *c);
+/* transport.c: room for `min` more bytes at the end of the stash (0 or -1, no exception:
+   callable without the GIL); the stash given to the engine and emptied (0, or -1 with the
+   exception and the connection closed); the stash dropped (its memory freed). */
+int mc_stash_reserve(mc_conn *c, size_t min);
+int mc_stash_feed(mc_conn *c);
+void mc_stash_free(mc_conn *c);
 int mc_read_max_packet(mc_conn *c);
 size_t mc_packet_limit(mc_conn *c, size_t payload);
 int mc_check_packet(mc_conn *c, size_t payload, const char *what);

@@ -683,6 +683,8 @@ void mc_conn_close_socket(mc_conn *c) {
     c->compress = 0;
     c->pipe_pending = 0;   /* their responses will never be read */
     c->pipe_reading = 0;
+    c->stash_len = 0;      /* (read while a write waited: never parsed now) */
+    c->stashing = 0;
     c->take_phase = 0;     /* (statement.c: the response will never be read) */
     c->zpos = c->zend = 0;
     c->out.len = 0;

@@ -125,9 +125,53 @@ ssize_t mc_transport_recv(mc_conn *c, unsigned char *dst, size_t room) {
     }
 }
 
-/* Write all of iov, GIL released by the caller.  0, or -1 with *status set. */
-static int io_write_nogil(int fd, struct iovec *iov, int iovcnt, double to,
+/* ---------------------------------------------------------------- read while writing */
+
+/* Room for `min` more bytes at the end of c->stash.  0, or -1 (out of memory; no
+   exception: called without the GIL too). */
+int mc_stash_reserve(mc_conn *c, size_t min) {
+    if (c->stash_cap - c->stash_len >= min) return 0;
+    size_t cap = c->stash_cap ? c->stash_cap : 65536;
+    while (cap - c->stash_len < min) {
+        if (cap > SIZE_MAX / 2) return -1;
+        cap *= 2;
+    }
+    unsigned char *nb = realloc(c->stash, cap);
+    if (!nb) return -1;
+    c->stash = nb;
+    c->stash_cap = cap;
+    return 0;
+}
+
+void mc_stash_free(mc_conn *c) {
+    free(c->stash);
+    c->stash = NULL;
+    c->stash_len = c->stash_cap = 0;
+    c->stashing = 0;
+}
+
+/* The bytes received while a write waited go to the engine now (the write is done, so
+   nothing the engine sends can be overtaken by a parse of them).  0, or -1 with the
+   exception (a TLS or inflate error: the connection closed). */
+int mc_stash_feed(mc_conn *c) {
+    size_t n = c->stash_len;
+    if (!n) return 0;
+    c->stash_len = 0;
+    int r = mc_engine_feed(c, c->stash, n);
+    if (c->stash_cap > (4u << 20)) mc_stash_free(c);   /* a burst: do not keep its memory */
+    return r;
+}
+
+/* Write all of iov, GIL released by the caller.  0, or -1 with *status set.
+
+   While the socket does not take more, what the server sends is read into c->stash (the
+   answers of commands in flight: a server blocked writing them stops reading ours, and
+   would never take the rest of this write).  `to` bounds the time without progress of
+   the write itself; bytes read meanwhile do not extend it. */
+static int io_write_nogil(mc_conn *c, int fd, struct iovec *iov, int iovcnt, double to,
                           int *status, int *err) {
+    int reading = 1;   /* until the server's end of the stream (or a read error) */
+    double deadline = to >= 0 ? mc_monotonic() + to : -1;
     while (iovcnt > 0) {
         /* never block inside sendmsg(): a peer that stops reading would hold us there
            past write_timeout and past Ctrl-C; wait in poll() instead */
@@ -138,15 +182,34 @@ static int io_write_nogil(int fd, struct iovec *iov, int iovcnt, double to,
         ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                int w = mc_wait_fd(fd, POLLOUT, to);
+                struct pollfd pfd;
+                pfd.fd = fd;
+                pfd.events = (short)(POLLOUT | (reading ? POLLIN : 0));
+                pfd.revents = 0;
+                double left = deadline < 0 ? -1 : deadline - mc_monotonic();
+                if (deadline >= 0 && left <= 0) { *status = IO_TIMEOUT; return -1; }
+                int ms = left < 0 ? -1 : (left > 2e6 ? 2000000000 : (int)ceil(left * 1000.0));
+                int w = poll(&pfd, 1, ms);
                 if (w == 0) { *status = IO_TIMEOUT; return -1; }
                 if (w < 0) { *err = errno; *status = errno == EINTR ? IO_EINTR : IO_ERRNO; return -1; }
+                if (reading && (pfd.revents & POLLIN)) {
+                    if (mc_stash_reserve(c, 65536) < 0) {
+                        reading = 0;   /* no memory for more: wait for the write alone */
+                        continue;
+                    }
+                    ssize_t r = recv(fd, c->stash + c->stash_len, c->stash_cap - c->stash_len,
+                                     MSG_DONTWAIT);
+                    if (r > 0) c->stash_len += (size_t)r;
+                    else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+                        reading = 0;   /* the write itself will say what happened */
+                }
                 continue;
             }
             *err = errno;
             *status = errno == EINTR ? IO_EINTR : IO_ERRNO;
             return -1;
         }
+        if (n > 0 && deadline >= 0) deadline = mc_monotonic() + to;   /* progress */
         size_t done = (size_t)n;
         while (iovcnt > 0 && done >= iov->iov_len) {
             done -= iov->iov_len;
@@ -167,7 +230,7 @@ int mc_send_all(mc_conn *c, struct iovec *iov, int iovcnt) {
         int fd = c->fd;
         double to = c->write_timeout;
         Py_BEGIN_ALLOW_THREADS
-        rc = io_write_nogil(fd, iov, iovcnt, to, &status, &err);
+        rc = io_write_nogil(c, fd, iov, iovcnt, to, &status, &err);
         Py_END_ALLOW_THREADS
         if (rc == 0) return 0;
         switch (status) {
@@ -412,7 +475,11 @@ static int blocking_flush(mc_conn *c) {
         r = mc_send_all(c, &iov, 1);
     }
     mc_engine_wire_sent(c);
-    return r;
+    if (r < 0) {
+        c->stash_len = 0;   /* the connection is closed: nothing more is parsed */
+        return -1;
+    }
+    return mc_stash_feed(c);
 }
 
 /* Write pending output, then receive at least one byte into the engine.  0 or -1. */

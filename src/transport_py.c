@@ -16,9 +16,10 @@
  * The bytes themselves arrive without a copy: the object's receiver (an
  * asyncio.BufferedProtocol) asks Connection._transport_buffer(sizehint) for a memoryview
  * of the engine's receive space and reports Connection._transport_received(n).  It may do
- * so only while the connection is idle or the engine waits inside obj.wait() -- the points
- * where the blocking transport itself would receive -- which is what mysqlc.aio's
- * greenlet runner guarantees (reading is paused while a write waits).  The messages of
+ * so only while the connection is idle, the engine waits inside obj.wait() -- the points
+ * where the blocking transport itself would receive -- or a write waits inside
+ * obj.write(block=True): then the bytes go to the stash (c->stashing) and reach the engine
+ * once the write is done, as the blocking transport reads while it writes.  The messages of
  * lost connections and timeouts are the blocking transport's, so both APIs raise the same
  * errors (CR_SERVER_LOST / CR_SERVER_GONE_ERROR with libmysqlclient's texts).
  */
@@ -94,9 +95,18 @@ static int write_bytes(mc_conn *c, int block) {
     PyObject *data = PyBytes_FromStringAndSize((const char *)buf, (Py_ssize_t)len);
     mc_engine_wire_sent(c);
     if (!data) return -1;
+    /* a write that may wait for the peer: what arrives meanwhile goes to the stash (read
+       while writing, as the blocking transport does), given to the engine once it is done */
+    c->stashing = block;
     PyObject *r = PyObject_CallMethod(c->pyio, "write", "Odi", data, c->write_timeout, block);
+    c->stashing = 0;
     Py_DECREF(data);
-    return (int)call_status(r);
+    int status = (int)call_status(r);
+    if (status != 0) {
+        c->stash_len = 0;
+        return status;
+    }
+    return mc_stash_feed(c) < 0 ? -2 : 0;
 }
 
 static int py_flush(mc_conn *c) {
@@ -108,6 +118,7 @@ static int py_flush(mc_conn *c) {
     }
     int status = write_bytes(c, !c->nowait);
     if (status == 0) return 0;
+    if (status == -2) return -1;   /* the stash's bytes failed the engine: closed */
     if (status < 0) return close_keeping_error(c);
     if (status == 1) {
         mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_LOST,
@@ -209,6 +220,11 @@ PyObject *Conn_transport_buffer(mc_conn *c, PyObject *arg) {
     if (min > RBUF_INITIAL) min = RBUF_INITIAL;
     unsigned char *dst;
     size_t room;
+    if (c->stashing) {   /* a write waits: the bytes are kept for after it */
+        if (mc_stash_reserve(c, min < 65536 ? 65536 : min) < 0) return PyErr_NoMemory();
+        return PyMemoryView_FromMemory((char *)c->stash + c->stash_len,
+                                       (Py_ssize_t)(c->stash_cap - c->stash_len), PyBUF_WRITE);
+    }
     if (mc_engine_recv_buffer(c, min, &dst, &room) < 0) return NULL;
     return PyMemoryView_FromMemory((char *)dst, (Py_ssize_t)room, PyBUF_WRITE);
 }
@@ -220,6 +236,12 @@ PyObject *Conn_transport_received(mc_conn *c, PyObject *arg) {
     if (c->io != &mc_py_io || c->fd < 0)
         return mc_raise(c->st->ProgrammingError, 0, "no transport attached");
     if (n < 0) return PyErr_Format(PyExc_ValueError, "n must be >= 0");
+    if (c->stashing) {
+        if ((size_t)n > c->stash_cap - c->stash_len)
+            return PyErr_Format(PyExc_ValueError, "n is more than the buffer given");
+        c->stash_len += (size_t)n;
+        Py_RETURN_NONE;
+    }
     if (n && mc_engine_received(c, (size_t)n) < 0) return NULL;
     Py_RETURN_NONE;
 }

@@ -60,6 +60,7 @@ class StreamProtocol(asyncio.BufferedProtocol):
         self._unasked = 0            # bytes received since the engine last waited
         self._exc: Optional[BaseException] = None   # what the engine raised receiving
         self._held = False           # reading paused at HIGH_WATER
+        self._writing = False        # a write waits for the drain (bytes go to the stash)
         self._early = bytearray()    # bytes received before the core attached
         self._scratch = bytearray(4096)
 
@@ -99,7 +100,7 @@ class StreamProtocol(asyncio.BufferedProtocol):
         if waiter is not None:
             _settle(waiter, _DONE)
             self._waiter = None
-        else:
+        elif not self._writing:
             self._unasked += nbytes
             if self._unasked > HIGH_WATER and not self._held and self.transport is not None:
                 self._held = True
@@ -220,14 +221,19 @@ class StreamProtocol(asyncio.BufferedProtocol):
         t.write(data)
         if not (block and self._paused):
             return _DONE
-        # the engine must not receive while it waits inside a write (its buffers stay as
-        # they are): reading resumes with the next wait()
-        t.pause_reading()
+        # reading goes on while the write waits: the engine keeps what arrives aside
+        # (its stash, src/transport_py.c) and takes it once the write is done.  A server
+        # blocked writing the answers of commands in flight reads no more of ours until
+        # they are read (docs/architecture.md "Commands in flight")
+        self._writing = True
+        if self._held:
+            self._held = False
+            t.resume_reading()
         try:
             return self._await_status("_drain", timeout)
         finally:
-            if self.transport is not None and not self._state:
-                t.resume_reading()
+            self._writing = False
+            self._unasked = 0
 
     def close(self) -> None:
         """End the stream at once (what the engine calls when it closes)."""

@@ -574,6 +574,16 @@ class FaultProxy:
     def __exit__(self, *exc):
         self.close()
 
+    def close_now(self):
+        """``close()`` without its wait for the accept thread: on Linux closing the
+        listening socket does not wake a thread blocked in accept() (close() then waits
+        its 5 s join); shutting it down first does."""
+        try:
+            self.lsock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.close()
+
 
 # =========================================================================== MariaDB 11.4+/11.6 peer
 # Additions for tests/test_parsec.py and tests/test_zero_config_tls.py: a peer that can

@@ -2,20 +2,25 @@
 
 Inside ``with conn.pipeline():`` a buffered cursor's ``execute()`` writes its command
 (COM_QUERY, or COM_STMT_EXECUTE of a statement already prepared) at once and returns -1
-without reading anything; the response waits in the queue kept here, in the order the
-commands went, and the C core reads one with ``read_response()`` into the cursor it
-belongs to (``_read_result``: rows stored as after a plain execute).  A cursor's result is
-read when it fetches (every response queued before it is read first), at
-:meth:`Pipeline.sync`, at a sync point (commit, rollback, any command that is not
-queued) and when the block ends.  The layering: the core knows how many responses are
-in flight (``pipe_pending``, and refuses any other command until they are read); this
-module knows whose they are.  See docs/batching.md "Pipelining" for the semantics and
-docs/architecture.md "Commands in flight" for the bound.
+without reading anything.  The engine (src/conn.c "pipelining") keeps the queue of the
+responses still to be read, in the order the commands went, each with how it is read
+(text or binary rows, the prepared statement whose metadata MariaDB may skip, its
+sequence id) and whose it is: the :class:`_Entry` given as ``owner=`` to
+``send_query()`` / ``stmt_execute(send_only=True)``.  ``pipe_head`` names the oldest;
+``read_response()`` reads it, into the cursor it belongs to (``_read_result``: rows
+stored as after a plain execute).  The engine also holds the bound on what is in flight
+(``pipe_room()``, ``pipe_max_commands`` / ``pipe_max_bytes``: it refuses a command past
+it) and refuses any other command until the queue is read; after a loss,
+``pipe_drop()`` hands back the owners whose responses will never come.  This module
+decides when to read: a cursor's result is read when it fetches (every response queued
+before it is read first), at :meth:`Pipeline.sync`, at a sync point (commit, rollback,
+any command that is not queued), when the bound is reached and when the block ends.
+See docs/batching.md "Pipelining" for the semantics and docs/architecture.md "Commands
+in flight" for the bound.
 """
 
 from __future__ import annotations
 
-import collections
 import re
 from typing import Any, Optional
 
@@ -53,13 +58,13 @@ def check_statement(conn: Any, sql: bytes) -> bool:
 
 
 class _Entry:
-    __slots__ = ("cursor", "binary", "size", "stmt", "index", "unsure", "seq")
+    """Whose a queued response is (the owner of an entry of the engine's queue): the
+    cursor, the statement it executes (prepared), its index in the block, and whether it
+    may change the sql_mode."""
+    __slots__ = ("cursor", "stmt", "index", "unsure")
 
-    def __init__(self, cursor, binary, size, stmt, index, unsure, seq):
-        self.seq = seq
+    def __init__(self, cursor, stmt, index, unsure):
         self.cursor = cursor
-        self.binary = binary
-        self.size = size
         self.stmt = stmt
         self.index = index
         self.unsure = unsure
@@ -79,8 +84,6 @@ class Pipeline:
 
     def __init__(self, conn: Any) -> None:
         self._conn = conn
-        self._queue: collections.deque = collections.deque()
-        self._bytes = 0
         self._count = 0
         self._unraised: list = []
         self._unsure = 0     # queued statements that may change the sql_mode
@@ -94,6 +97,9 @@ class Pipeline:
         if conn.__dict__.get("_pipeline") is not None:
             raise ProgrammingError(0, "this connection is already in a pipeline block")
         conn._check_closed()
+        core = conn._conn
+        core.pipe_max_commands = MAX_COMMANDS
+        core.pipe_max_bytes = MAX_BYTES
         conn._pipeline = self
         return self
 
@@ -112,27 +118,27 @@ class Pipeline:
 
     def __len__(self) -> int:
         """Commands sent whose responses are not read yet."""
-        return len(self._queue)
+        core = self._conn._conn
+        return core.pipe_pending if core is not None else 0
 
     # -------------------------------------------------------------- queueing
 
-    def _make_room(self, size: int) -> None:
-        while self._queue and (len(self._queue) >= MAX_COMMANDS or
-                               self._bytes + size > MAX_BYTES):
+    def _send(self, cursor: Any, size: int, send: Any, unsure: bool, stmt: Any = None) -> Any:
+        """Queue one command: `send(owner)` writes it (the core's send_query or
+        stmt_execute(send_only=True), with ``owner=`` the new entry) and its result is
+        returned; `size` is about its length in bytes (the bound's test before it is
+        framed); `unsure`: it may change the sql_mode (check_statement)."""
+        core = self._conn._conn
+        while not core.pipe_room(size):   # the engine's bound: read the oldest first
             self._read_one()
-
-    def _send(self, cursor: Any, size: int, send: Any, unsure: bool, binary: bool = False,
-              stmt: Any = None) -> Any:
-        """Queue one command: `send()` writes it (the core's send_query or
-        stmt_execute(send_only=True)) and its result is returned; `size` is its length
-        in bytes; `unsure`: it may change the sql_mode (check_statement)."""
-        self._make_room(size)
-        result = send()
-        seq = result[0] if binary else result   # where the response's sequence ids start
-        entry = _Entry(cursor, binary, size, stmt, self._count, unsure, seq)
+        entry = _Entry(cursor, stmt, self._count, unsure)
+        try:
+            result = send(entry)
+        except Error as exc:
+            if not core.open:   # lost while writing: the commands before it are unanswered
+                self._lost(exc)
+            raise
         self._count += 1
-        self._queue.append(entry)
-        self._bytes += size
         self._unsure += unsure
         cursor._pipe_entry = entry
         return result
@@ -140,15 +146,14 @@ class Pipeline:
     # -------------------------------------------------------------- reading
 
     def _read_one(self) -> None:
-        entry = self._queue.popleft()
-        self._bytes -= entry.size
-        self._unsure -= entry.unsure
         conn = self._conn
         core = conn._conn
+        entry = core.pipe_head
+        self._unsure -= entry.unsure
         cur = entry.cursor
         mine = cur._pipe_entry is entry
         try:
-            field_count = core.read_response(binary=entry.binary, seq=entry.seq)
+            field_count = core.read_response()
             if mine:
                 cur._read_result(core, field_count)
                 if entry.stmt is not None:
@@ -194,14 +199,15 @@ class Pipeline:
         msg = exc.args[1] if len(exc.args) > 1 else None
         if isinstance(exc, OperationalError) and isinstance(msg, str) and \
                 "timed out" in msg and "pipelining=False" not in msg:
-            exc.args = (exc.args[0], msg + _TIMEOUT_HINT % (len(self._queue) + 1)) + \
+            exc.args = (exc.args[0], msg + _TIMEOUT_HINT % (len(self) + 1)) + \
                 exc.args[2:]
 
     def _lost(self, exc: Error) -> None:
-        """The connection is gone: the statements still queued may or may not have run;
-        their cursors hold an OperationalError saying so (none is reported done)."""
-        while self._queue:
-            entry = self._queue.popleft()
+        """The connection is gone (closed: the engine will not read the rest): the
+        statements still queued may or may not have run; their cursors hold an
+        OperationalError saying so (none is reported done)."""
+        core = self._conn._conn
+        for entry in (core.pipe_drop() if core is not None else ()):
             cur = entry.cursor
             if cur._pipe_entry is entry:
                 err = OperationalError(
@@ -212,13 +218,13 @@ class Pipeline:
                 cur._pipe_error = err
                 cur._pipe_entry = None
                 self.errors.append((entry.index, cur, err))
-        self._bytes = 0
         self._unsure = 0
 
     def _read(self, upto: Optional[_Entry]) -> None:
         """Read the queued responses up to `upto` (all: None) into their cursors."""
-        while self._queue:
-            entry = self._queue[0]
+        core = self._conn._conn
+        while core is not None and core.pipe_pending:
+            entry = core.pipe_head
             self._read_one()
             if entry is upto:
                 break

@@ -1309,7 +1309,7 @@ class Connection:
         :meth:`pipeline` block every queued response is read first (a sync point: the
         first error of the queued statements is raised, and the command is not sent)."""
         pipe = self._pipeline
-        if pipe is not None and pipe._queue:
+        if pipe is not None and len(pipe):
             pipe.sync()
         core = self._conn
         if self._pending():
@@ -1533,14 +1533,14 @@ class Connection:
         if self._closed:
             raise self._closed_error()
         pipe = self._pipeline
-        if pipe is not None and pipe._queue:
-            pipe._lost(OperationalError(2006, "close() was called inside the pipeline "
-                                              "block"))
         if core is not None:
             was_open = core.open
             if core.open and (core.rows_pending or core.more_results):
                 self._end_pending_for_close(core)
             core.close()   # ProgrammingError while another thread uses it: nothing changes
+            if pipe is not None:   # the engine's queue: their answers will not be read
+                pipe._lost(OperationalError(2006, "close() was called inside the pipeline "
+                                                  "block"))
             self._owner = None
             self._stmt_cache.clear()   # statements die with the connection
             self._closed = True

@@ -569,7 +569,7 @@ class BaseCursor:
         if conn._pending():
             conn._discard_pending(self)
         core = conn._conn
-        pipe._send(self, len(sql), partial(core.send_query, sql), unsure)
+        pipe._send(self, len(sql), partial(core.send_query, sql), unsure)   # (owner)
         return -1
 
     def _row_keys(self, core):
@@ -1033,10 +1033,10 @@ class BaseCursor:
                 size = 16 + sum(len(v) if isinstance(v, (str, bytes, bytearray)) else 16
                                 for v in params)
                 _nc, stmt.types = pipe._send(
-                    self, size, partial(
-                        core.stmt_execute, stmt.id, params, stmt.types,
-                        encoding=conn.encoding, send_only=True),
-                    unsure, binary=True, stmt=stmt)
+                    self, size, lambda owner: core.stmt_execute(
+                        stmt.id, params, stmt.types, encoding=conn.encoding,
+                        send_only=True, owner=owner),
+                    unsure, stmt=stmt)
                 return -1
             conn._discard_pending(self)
             conn._owner = weakref.ref(self)

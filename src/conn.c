@@ -47,6 +47,8 @@ static PyObject *Conn_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     c->read_timeout = c->write_timeout = -1;
     c->sig_countdown = MC_SIGNAL_PACKETS;
     c->use_unicode = 1;
+    c->pipe_max_commands = MC_PIPE_MAX_COMMANDS;
+    c->pipe_max_bytes = MC_PIPE_MAX_BYTES;
     memcpy(c->last_sqlstate, "00000", 6);
     c->st = mc_state_from_type(type);
     if (!c->st) { Py_DECREF(c); return NULL; }
@@ -82,6 +84,8 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(c->column_tables);
     Py_VISIT(c->take_rows);
     Py_VISIT(c->hc_desc);
+    for (Py_ssize_t i = 0; i < c->pipe_n; i++)
+        Py_VISIT(c->pipe_q[(c->pipe_first + i) % c->pipe_cap].owner);
     for (Py_ssize_t i = 0; i < c->hc_nc && c->hc_plan; i++) {
         Py_VISIT(c->hc_plan[i].converter);
         Py_VISIT(c->hc_plan[i].codec_obj);
@@ -95,6 +99,7 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
 
 static int Conn_clear(mc_conn *c) {
     mc_clear_result(c);
+    mc_pipe_clear(c);
     Py_CLEAR(c->converters);
     Py_CLEAR(c->server_version);
     Py_CLEAR(c->auth_plugin_name);
@@ -141,6 +146,9 @@ static void Conn_dealloc(mc_conn *c) {
     PyMem_Free(c->zbuf);
     mc_writer_free(&c->zsend);
     mc_stash_free(c);
+    PyMem_Free(c->pipe_q);
+    c->pipe_q = NULL;
+    c->pipe_cap = 0;
     mc_writer_free(&c->zout);
     mc_writer_free(&c->out);
     mc_writer_free(&c->wout);
@@ -255,6 +263,7 @@ static PyObject *Conn_connect(mc_conn *c, PyObject *args, PyObject *kwds) {
         return NULL;
     }
     if (c->in_use) return mc_raise(c->st->ProgrammingError, 0, "connection is in use");
+    mc_pipe_clear(c);   /* an earlier connection's queue (never read now) */
     if (o.tls.mode < MC_SSL_DISABLED || o.tls.mode > MC_SSL_VERIFY_IDENTITY) {
         PyErr_Format(PyExc_ValueError, "ssl_mode must be 0..4, not %d", o.tls.mode);
         return NULL;
@@ -502,46 +511,110 @@ done:
 
 /* ---------------------------------------------------------------- pipelining */
 
-/* Before a command is sent without its response being read: a connection that may send
-   a statement of MC_MIN_MAX_PACKET bytes or more reads the session's max_allowed_packet
-   while nothing is in flight (its answer would otherwise come behind the queued ones).
-   0 or -1. */
+/* The queue of pipelined responses (mc_conn.pipe_q): the entry `i` places from the
+   oldest. */
+static mc_pipe_entry *pipe_at(mc_conn *c, Py_ssize_t i) {
+    return &c->pipe_q[(c->pipe_first + i) % c->pipe_cap];
+}
+
+/* Forget every entry (their owners released): after pipe_drop(), at connect, at clear.
+   The GIL is held (owners are Python objects). */
+void mc_pipe_clear(mc_conn *c) {
+    while (c->pipe_n > 0) {
+        mc_pipe_entry *e = pipe_at(c, 0);
+        PyObject *owner = e->owner;
+        e->owner = NULL;
+        c->pipe_first = (c->pipe_first + 1) % c->pipe_cap;
+        c->pipe_n--;
+        Py_XDECREF(owner);
+    }
+    c->pipe_first = 0;
+    c->pipe_bytes = 0;
+    c->pipe_pending = 0;
+}
+
+/* Before a command is sent without its response being read: the connection is idle or
+   has only pipelined responses in flight, the bound leaves room for one more command, the
+   queue has a free entry for it (reserved here, so that queueing it after it was written
+   cannot fail), and a connection that may send a statement of MC_MIN_MAX_PACKET bytes or
+   more has read the session's max_allowed_packet while nothing is in flight (its answer
+   would otherwise come behind the queued ones).  0 or -1. */
 int mc_pipe_send_ready(mc_conn *c) {
     if (c->state != ST_IDLE) return mc_check_idle(c);
     if (!c->io) {
         mc_raise(c->st->NotSupportedError, 0, "pipelining needs a transport");
         return -1;
     }
+    if (c->pipe_pending == 0 && c->pipe_n > 0) mc_pipe_clear(c);   /* an earlier loss's */
+    if (c->pipe_n >= c->pipe_max_commands) {
+        mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                 "%zd pipelined commands are in flight, the bound (pipe_max_commands): read "
+                 "the oldest response (read_response()) before sending more", c->pipe_n);
+        return -1;
+    }
+    if (c->pipe_n == c->pipe_cap) {
+        Py_ssize_t ncap = c->pipe_cap ? 2 * c->pipe_cap : 16;
+        mc_pipe_entry *q = PyMem_Calloc((size_t)ncap, sizeof *q);
+        if (!q) { PyErr_NoMemory(); return -1; }
+        for (Py_ssize_t i = 0; i < c->pipe_n; i++) q[i] = *pipe_at(c, i);
+        PyMem_Free(c->pipe_q);
+        c->pipe_q = q;
+        c->pipe_cap = ncap;
+        c->pipe_first = 0;
+    }
     if (c->max_packet == 0 && c->pipe_pending == 0 && mc_read_max_packet(c) < 0) return -1;
     return 0;
 }
 
-/* The framed command is written now, without reading anything, and its response joins
-   the queue.  Returns the sequence id its response starts with (1 after a one-packet
-   command; a command of several 16 MiB packets moves it), or -1 (the connection failed
-   and is closed). */
-int mc_pipe_sent(mc_conn *c) {
+/* The framed command (after mc_pipe_send_ready) is written now, without reading
+   anything, and its response joins the queue, read as `binary` rows of statement `stmt`
+   (0: a COM_QUERY).  Returns the sequence id its response starts with (1 after a
+   one-packet command; a command of several 16 MiB packets moves it), or -1 (the
+   connection failed and is closed).  The entry's owner is set by the method layer
+   (mc_pipe_set_owner). */
+int mc_pipe_sent(mc_conn *c, int binary, uint32_t stmt) {
     int seq = c->seq;
+    size_t size = c->out.len;
     if (c->io->flush(c) < 0) return -1;
+    mc_pipe_entry *e = &c->pipe_q[(c->pipe_first + c->pipe_n) % c->pipe_cap];
+    e->owner = NULL;
+    e->size = size;
+    e->stmt = stmt;
+    e->seq = (uint8_t)seq;
+    e->binary = (uint8_t)(binary != 0);
+    c->pipe_n++;
     c->pipe_pending++;
+    c->pipe_bytes += size;
     return seq;
 }
 
-/* send_query(sql: bytes) -> int: COM_QUERY written at once, its response left queued
-   (pipe_pending + 1); returns the sequence id of the response, for read_response().  The caller bounds what is in flight (mysqlc/connections.py
-   Pipeline: commands and bytes) so that the server never blocks writing responses while
-   this write waits for it to read.  Statements that may be LOAD DATA LOCAL are refused by
-   the caller (the file would come behind commands already sent). */
-static PyObject *Conn_send_query(mc_conn *c, PyObject *arg) {
+/* The newest entry's owner (a new reference to `owner`; None stays NULL). */
+void mc_pipe_set_owner(mc_conn *c, PyObject *owner) {
+    if (c->pipe_n == 0 || owner == Py_None) return;
+    mc_pipe_entry *e = pipe_at(c, c->pipe_n - 1);
+    Py_XSETREF(e->owner, Py_NewRef(owner));
+}
+
+/* send_query(sql: bytes, owner=None) -> int: COM_QUERY written at once, its response
+   queued (pipe_pending + 1) with `owner` (pipe_head names it when it is the oldest);
+   returns the sequence id its response starts with.  Refused (ProgrammingError, nothing
+   sent) when the bound's commands are in flight; the caller reads the oldest responses
+   first while pipe_room() is False.  Statements that may be LOAD DATA LOCAL are refused
+   by the caller (the file would come behind commands already sent). */
+static PyObject *Conn_send_query(mc_conn *c, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"sql", "owner", NULL};
     Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *owner = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|O:send_query", kwlist, &view, &owner))
+        return NULL;
     if (mc_conn_enter(c) < 0) { PyBuffer_Release(&view); return NULL; }
     PyObject *ret = NULL;
     if (mc_pipe_send_ready(c) < 0) goto done;
     if (mc_check_packet(c, 1 + (size_t)view.len, "the statement (COM_QUERY)") < 0) goto done;
     if (mc_send_query(c, view.buf, (size_t)view.len) < 0) goto done;
-    int seq = mc_pipe_sent(c);
+    int seq = mc_pipe_sent(c, 0, 0);
     if (seq < 0) goto done;
+    mc_pipe_set_owner(c, owner);
     ret = PyLong_FromLong(seq);
 done:
     mc_conn_leave(c);
@@ -549,20 +622,14 @@ done:
     return ret;
 }
 
-/* read_response(binary=False, seq=1) -> field count: the response of the oldest pipelined
-   command (a COM_QUERY, or a COM_STMT_EXECUTE with binary=True; `seq`: what its send
-   returned), read as query() reads
-   its own: rows are then stored/fetched and more results read with next_result() before
-   the next read_response().  An ERR raises as query() does (the queue moves on); a
-   connection failure closes the connection and empties the queue. */
-static PyObject *Conn_read_response(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"binary", "seq", NULL};
-    int binary = 0, seq = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pi", kwlist, &binary, &seq)) return NULL;
-    if (seq < 0 || seq > 255) {
-        PyErr_SetString(PyExc_ValueError, "seq must be a sequence id (0..255)");
-        return NULL;
-    }
+/* read_response() -> field count: the response of the oldest pipelined command (the
+   queue's head, pipe_head), read as query() reads its own, with the entry's way of
+   reading (binary rows and the statement of a COM_STMT_EXECUTE, the sequence id): rows
+   are then stored/fetched and more results read with next_result() before the next
+   read_response().  The entry leaves the queue before its response is read: an ERR
+   raises as query() does and the queue moves on; a connection failure closes the
+   connection (pipe_pending 0; pipe_drop() hands back the owners of the rest). */
+static PyObject *Conn_read_response(mc_conn *c, PyObject *noargs) {
     if (mc_conn_enter(c) < 0) return NULL;
     PyObject *ret = NULL;
     if (c->state != ST_IDLE) {
@@ -575,20 +642,93 @@ static PyObject *Conn_read_response(mc_conn *c, PyObject *args, PyObject *kwds) 
                  "no pipelined command awaits a response");
         goto done;
     }
+    mc_pipe_entry *e = pipe_at(c, 0);
+    PyObject *owner = e->owner;
+    e->owner = NULL;
+    c->binary = e->binary;
+    c->cursor_wanted = 0;
+    if (e->binary) c->cursor_stmt = e->stmt;   /* whose metadata the server may skip */
+    c->seq = e->seq;   /* the response follows its command's last packet */
+    c->pipe_bytes -= e->size;
+    c->pipe_first = (c->pipe_first + 1) % c->pipe_cap;
+    c->pipe_n--;
     c->pipe_pending--;
     c->pipe_reading = 1;
-    c->binary = binary;
-    c->cursor_wanted = 0;
-    c->seq = (uint8_t)seq;   /* the response follows its command's last packet */
     Py_ssize_t nc = mc_read_query_response(c);
     c->pipe_reading = 0;
+    Py_XDECREF(owner);
     if (nc >= 0) ret = PyLong_FromSsize_t(nc);
 done:
     mc_conn_leave(c);
     return ret;
 }
 
+/* pipe_room(size=0) -> bool: one more command of `size` bytes fits the bound on what is
+   in flight (fewer than pipe_max_commands commands and at most pipe_max_bytes bytes, or
+   nothing in flight). */
+static PyObject *Conn_pipe_room(mc_conn *c, PyObject *arg) {
+    Py_ssize_t size = PyLong_AsSsize_t(arg);
+    if (size == -1 && PyErr_Occurred()) return NULL;
+    if (c->pipe_pending == 0) Py_RETURN_TRUE;
+    if (c->pipe_n >= c->pipe_max_commands) Py_RETURN_FALSE;
+    if (size < 0 || c->pipe_bytes + (size_t)size > c->pipe_max_bytes) Py_RETURN_FALSE;
+    Py_RETURN_TRUE;
+}
+
+/* pipe_drop() -> list: the owners of the queued entries whose responses will never be
+   read (the connection was lost or closed with them in flight), oldest first; the queue
+   is then empty.  ProgrammingError while the connection would still read them. */
+static PyObject *Conn_pipe_drop(mc_conn *c, PyObject *noargs) {
+    if (c->pipe_pending > 0)
+        return mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                        "%zd pipelined responses are still to be read", c->pipe_pending);
+    if (c->in_use)
+        return mc_raise(c->st->ProgrammingError, 0, "the connection is in use");
+    PyObject *list = PyList_New(0);
+    if (!list) return NULL;
+    for (Py_ssize_t i = 0; i < c->pipe_n; i++) {
+        PyObject *o = pipe_at(c, i)->owner;
+        if (PyList_Append(list, o ? o : Py_None) < 0) { Py_DECREF(list); return NULL; }
+    }
+    mc_pipe_clear(c);
+    return list;
+}
+
 static PyObject *get_pipe_pending(mc_conn *c, void *x) { return PyLong_FromSsize_t(c->pipe_pending); }
+
+static PyObject *get_pipe_head(mc_conn *c, void *x) {
+    if (c->pipe_pending <= 0 || c->pipe_n <= 0) Py_RETURN_NONE;
+    PyObject *o = pipe_at(c, 0)->owner;
+    return Py_NewRef(o ? o : Py_None);
+}
+
+static PyObject *get_pipe_bytes(mc_conn *c, void *x) {
+    return PyLong_FromSize_t(c->pipe_pending ? c->pipe_bytes : 0);
+}
+
+static PyObject *get_pipe_max_commands(mc_conn *c, void *x) {
+    return PyLong_FromSsize_t(c->pipe_max_commands);
+}
+
+static int set_pipe_max_commands(mc_conn *c, PyObject *v, void *x) {
+    Py_ssize_t n = v ? PyLong_AsSsize_t(v) : MC_PIPE_MAX_COMMANDS;
+    if (n == -1 && PyErr_Occurred()) return -1;
+    if (n < 1) { PyErr_SetString(PyExc_ValueError, "pipe_max_commands must be >= 1"); return -1; }
+    c->pipe_max_commands = n;
+    return 0;
+}
+
+static PyObject *get_pipe_max_bytes(mc_conn *c, void *x) {
+    return PyLong_FromSize_t(c->pipe_max_bytes);
+}
+
+static int set_pipe_max_bytes(mc_conn *c, PyObject *v, void *x) {
+    Py_ssize_t n = v ? PyLong_AsSsize_t(v) : MC_PIPE_MAX_BYTES;
+    if (n == -1 && PyErr_Occurred()) return -1;
+    if (n < 1) { PyErr_SetString(PyExc_ValueError, "pipe_max_bytes must be >= 1"); return -1; }
+    c->pipe_max_bytes = (size_t)n;
+    return 0;
+}
 
 static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"n", "keys", "max_bytes", NULL};
@@ -1081,7 +1221,17 @@ static PyGetSetDef Conn_getset[] = {
     {"take_pending", (getter)mc_conn_get_take_pending, NULL,
      "a statement sent with send_query_nowait() awaits take_result()", NULL},
     {"pipe_pending", (getter)get_pipe_pending, NULL,
-     "pipelined commands whose responses are not read yet", NULL},
+     "pipelined commands whose responses are not read yet (0 once the connection is lost)",
+     NULL},
+    {"pipe_head", (getter)get_pipe_head, NULL,
+     "the owner given with the oldest pipelined command whose response read_response()"
+     " reads next, or None", NULL},
+    {"pipe_bytes", (getter)get_pipe_bytes, NULL,
+     "bytes of the pipelined commands in flight", NULL},
+    {"pipe_max_commands", (getter)get_pipe_max_commands, (setter)set_pipe_max_commands,
+     "the bound on pipelined commands in flight (default 256)", NULL},
+    {"pipe_max_bytes", (getter)get_pipe_max_bytes, (setter)set_pipe_max_bytes,
+     "the bound on the bytes of pipelined commands in flight (default 65536)", NULL},
     {"rows_pending", (getter)get_rows_pending, NULL, NULL, NULL},
     {"cursor_open", (getter)get_cursor_open, NULL,
      "a server-side cursor is open: read it with stmt_fetch()", NULL},
@@ -1125,11 +1275,16 @@ static PyMethodDef Conn_methods[] = {
      " collation=45, client_flag=0, connect_timeout=None, read_timeout=None,"
      " write_timeout=None)"},
     {"query", (PyCFunction)Conn_query, METH_O, "query(sql: bytes) -> field count"},
-    {"send_query", (PyCFunction)Conn_send_query, METH_O,
-     "send_query(sql: bytes) -> int: COM_QUERY written, its response queued (pipelining);"
-     " the response's sequence id"},
-    {"read_response", (PyCFunction)(void (*)(void))Conn_read_response, METH_VARARGS | METH_KEYWORDS,
-     "read_response(binary=False, seq=1) -> field count of the oldest queued response"},
+    {"send_query", (PyCFunction)(void (*)(void))Conn_send_query, METH_VARARGS | METH_KEYWORDS,
+     "send_query(sql: bytes, owner=None) -> int: COM_QUERY written, its response queued"
+     " with owner (pipelining); the response's sequence id"},
+    {"read_response", (PyCFunction)Conn_read_response, METH_NOARGS,
+     "read_response() -> field count of the oldest queued response (pipe_head's)"},
+    {"pipe_room", (PyCFunction)Conn_pipe_room, METH_O,
+     "pipe_room(size) -> bool: a command of size bytes fits the bound on what is in flight"},
+    {"pipe_drop", (PyCFunction)Conn_pipe_drop, METH_NOARGS,
+     "pipe_drop() -> list of the owners of the queued responses that will never be read"
+     " (after a loss or close); empties the queue"},
     {"query_attributes", (PyCFunction)Conn_query_attributes, METH_VARARGS,
      "query_attributes(sql: bytes, attributes: sequence of (name, value), encoding='utf-8')"
      " -> field count: COM_QUERY with query attributes (CLIENT_QUERY_ATTRIBUTES)"},

@@ -65,6 +65,20 @@ typedef struct {
     size_t len;
 } span;
 
+/* One queued response of a pipelined command (mc_conn.pipe_q, conn.c "pipelining"). */
+typedef struct {
+    PyObject *owner;     /* whose response it is: the caller's object (a reference), or
+                            NULL until the method layer sets it (mc_pipe_set_owner) */
+    size_t size;         /* bytes the command took in the send buffer (the bound) */
+    uint32_t stmt;       /* COM_STMT_EXECUTE: its statement (MariaDB's metadata cache) */
+    uint8_t seq;         /* the sequence id the response starts with */
+    uint8_t binary;      /* a COM_STMT_EXECUTE: binary rows */
+} mc_pipe_entry;
+
+/* the default bound on what is in flight (Connection.pipeline): commands, bytes */
+#define MC_PIPE_MAX_COMMANDS 256
+#define MC_PIPE_MAX_BYTES (64 * 1024)
+
 struct mc_conn_s {
     PyObject_HEAD
     PyObject *module;
@@ -135,8 +149,19 @@ struct mc_conn_s {
     int compress;
     uint8_t cseq;
     /* pipelining (Connection.pipeline(), see docs/architecture.md "Commands in flight"):
-       commands sent whose responses are not read yet, in order; the responses are read
-       one at a time with read_response() */
+       the queue of the responses still to be read, in the order their commands went: a
+       ring of pipe_cap entries, pipe_n of them held from pipe_first.  Each entry says how
+       its response is read (binary rows, the sequence id it starts with, the prepared
+       statement whose metadata MariaDB may skip) and whose it is (owner, the caller's
+       object).  pipe_pending is how many the engine will read: pipe_n while the
+       connection is up, 0 once it is lost (the entries stay until pipe_drop() hands
+       their owners back).  The bound on what is in flight (pipe_max_commands commands,
+       pipe_max_bytes bytes) is the engine's: pipe_room(). */
+    mc_pipe_entry *pipe_q;
+    Py_ssize_t pipe_cap, pipe_first, pipe_n;
+    size_t pipe_bytes;
+    Py_ssize_t pipe_max_commands;
+    size_t pipe_max_bytes;
     Py_ssize_t pipe_pending;
     int pipe_reading;      /* a pipelined command's response is being read */
     /* read while writing (transport.c, transport_py.c): the bytes the server sent while a
@@ -329,7 +354,9 @@ void mc_set_exc_sqlstate(PyObject *exc, const char *sqlstate);
 PyObject *mc_client_error_msg(mc_conn *c, PyObject *cls, int errnum, PyObject *msg);
 PyObject *mc_conn_client_error(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...);
 int mc_pipe_send_ready(mc_conn *c);
-int mc_pipe_sent(mc_conn *c);
+int mc_pipe_sent(mc_conn *c, int binary, uint32_t stmt);
+void mc_pipe_set_owner(mc_conn *c, PyObject *owner);
+void mc_pipe_clear(mc_conn *c);
 PyObject *mc_conn_raise_closed(mc_conn *c);
 PyObject *mc_conn_fatal(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...);
 PyObject *mc_conn_malformed(mc_conn *c, const char *what);

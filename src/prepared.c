@@ -223,7 +223,7 @@ Py_ssize_t mc_stmt_execute(mc_conn *c, unsigned long stmt_id, PyObject *seq, PyO
     c->cursor_stmt = (uint32_t)stmt_id;
     if (mc_conn_command(c, COM_STMT_EXECUTE, w->buf, w->len) < 0) goto done;
     if (send_only) {   /* pipelined: the response is read later with read_response() */
-        ret = mc_pipe_sent(c);
+        ret = mc_pipe_sent(c, 1, (uint32_t)stmt_id);
         goto done;
     }
     ret = mc_read_query_response(c);

@@ -28,19 +28,21 @@ PyObject *Conn_stmt_prepare(mc_conn *c, PyObject *arg) {
    `types` is the previous execute's parameter types (bytes) so that they are re-sent only
    when they change; parameters whose str/bytes value is longer than long_data_threshold
    (> 0) are sent first with COM_STMT_SEND_LONG_DATA.  send_only=True (pipelining): the
-   command is written and its response queued; returns (response sequence id, types).
+   command is written and its response queued with `owner` (the engine's queue:
+   pipe_head, read_response(); conn.c "pipelining"); returns (response sequence id, types).
    The flow: mc_stmt_execute (prepared.c). */
 PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"statement_id", "params", "types", "cursor", "long_data_threshold",
-                             "encoding", "attributes", "send_only", NULL};
+                             "encoding", "attributes", "send_only", "owner", NULL};
     unsigned long stmt_id;
-    PyObject *params, *types = Py_None;
+    PyObject *params, *types = Py_None, *owner = Py_None;
     int cursor = 0, send_only = 0;
     Py_ssize_t threshold = 0;
     const char *encoding = "utf-8";
     PyObject *attributes = Py_None, *attrs = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|OpnzOp", kwlist, &stmt_id, &params, &types,
-                                     &cursor, &threshold, &encoding, &attributes, &send_only))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "kO|OpnzOpO", kwlist, &stmt_id, &params,
+                                     &types, &cursor, &threshold, &encoding, &attributes,
+                                     &send_only, &owner))
         return NULL;
     if (send_only && (cursor || threshold > 0)) {
         PyErr_SetString(PyExc_ValueError, "send_only takes no cursor and no long data");
@@ -56,6 +58,7 @@ PyObject *Conn_stmt_execute(mc_conn *c, PyObject *args, PyObject *kwds) {
     PyObject *ret = NULL, *newtypes = NULL;
     Py_ssize_t r = mc_stmt_execute(c, stmt_id, seq, types, cursor, threshold, encoding, attrs,
                                    send_only, &newtypes);
+    if (r >= 0 && send_only) mc_pipe_set_owner(c, owner);   /* the queued entry's */
     if (r >= 0)   /* the field count, or with send_only the response's sequence id */
         ret = Py_BuildValue("(nO)", r, newtypes ? newtypes : Py_None);
     mc_conn_leave(c);

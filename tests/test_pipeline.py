@@ -446,3 +446,100 @@ def test_escaping_while_a_mode_change_is_queued(conn):
     finally:
         cur.execute("SET sql_mode = REPLACE(@@sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
         conn.rollback()
+
+
+def test_prepared_statements_interleaved_keep_their_metadata(conn):
+    """Executes of three prepared statements queued alternately, each response read
+    with its own statement's column definitions: MariaDB's metadata cache
+    (MARIADB_CLIENT_CACHE_METADATA) skips them once the client has them, and the
+    engine's queue entry says which statement a response belongs to.  Before the
+    engine kept that per entry, every response was read as the last-sent statement's:
+    2027 "skipped column definitions the client does not have" (different column
+    counts) or "binary row has more values than columns" (same count, other types)."""
+    shapes = [
+        ("SELECT CAST(%s AS SIGNED) + 1", lambda i: (i,), lambda i: (i + 1,)),
+        ("SELECT CONCAT('abcdefgh', %s)", lambda i: (str(i),), lambda i: ("abcdefgh%d" % i,)),
+        ("SELECT %s * 2e0, 'k', CAST(%s AS SIGNED) - 1", lambda i: (i, i),
+         lambda i: (i * 2.0, "k", i - 1)),
+    ]
+    for sql, args, want in shapes:   # prepared, their metadata known to both sides
+        cur = conn.cursor(prepared=True)
+        cur.execute(sql, args(0))
+        assert cur.fetchall() == (want(0),)
+    queued = []
+    with conn.pipeline() as p:
+        for i in range(1, 31):
+            for sql, args, want in shapes:
+                cur = conn.cursor(prepared=True)
+                assert cur.execute(sql, args(i)) == -1
+                queued.append((cur, want(i)))
+        assert len(p) == 90
+    for cur, want in queued:
+        assert cur.fetchall() == (want,)
+
+
+@pytest.mark.sync_only(reason="drives the core's queue directly (mysqlc._core)")
+def test_engine_owns_the_queue(conn):
+    """The engine's queue of pipelined responses: the owner given with each command is
+    its head in order, read_response() reads the head's response, the bound on
+    commands in flight is the engine's (a command past it is refused before anything
+    is sent), and pipe_drop() refuses while responses are still to be read."""
+    core = conn._conn
+    core.pipe_max_commands = 3
+    try:
+        owners = [object() for _ in range(3)]
+        for i, owner in enumerate(owners):
+            assert core.pipe_room(10)
+            core.send_query(b"SELECT %d" % i, owner=owner)
+        assert core.pipe_pending == 3 and not core.pipe_room(10)
+        with pytest.raises(mysqlc.ProgrammingError, match="pipe_max_commands"):
+            core.send_query(b"SELECT 99", owner=object())
+        assert core.pipe_pending == 3                    # nothing was queued or sent
+        with pytest.raises(mysqlc.ProgrammingError, match="still to be read"):
+            core.pipe_drop()
+        with pytest.raises(mysqlc.ProgrammingError, match="out of sync"):
+            core.query(b"SELECT 1")                       # not behind the queued ones
+        for i, owner in enumerate(owners):
+            assert core.pipe_head is owner
+            assert core.read_response() == 1
+            assert core.fetch(-1) == [(i,)]
+        assert core.pipe_head is None and core.pipe_pending == 0 and core.pipe_bytes == 0
+        with pytest.raises(mysqlc.ProgrammingError, match="no pipelined command"):
+            core.read_response()
+        core.pipe_max_bytes = 40   # the byte bound: the first command always goes
+        core.send_query(b"SELECT '" + b"x" * 30 + b"'", owner=owners[0])
+        assert core.pipe_bytes > 30 and not core.pipe_room(20) and core.pipe_room(0) is False
+        assert core.read_response() == 1 and core.fetch(-1) == [("x" * 30,)]
+        assert core.pipe_room(1000)
+    finally:
+        core.pipe_max_commands = _pipeline.MAX_COMMANDS
+        core.pipe_max_bytes = _pipeline.MAX_BYTES
+
+
+@pytest.mark.sync_only(reason="kills the connection from a second sync connection")
+def test_lost_connection_hands_back_the_queue(conn, conn_kwargs):
+    """The server ends the connection with statements queued: the engine's queue is
+    handed back (pipe_drop) and every cursor whose answer was not read raises 2013
+    "may or may not have run"; nothing is reported as done."""
+    killer = mysqlc.connect(**conn_kwargs)
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT CONNECTION_ID()")
+        (cid,), = cur.fetchall()
+        first = conn.cursor()
+        rest = [conn.cursor() for _ in range(5)]
+        with pytest.raises(mysqlc.OperationalError) as info:
+            with conn.pipeline() as p:
+                first.execute("SELECT SLEEP(0.5)")
+                for c in rest:
+                    c.execute("SELECT 1")
+                killer.cursor().execute("KILL %d" % cid)
+        assert info.value.args[0] in (2013, 1927, 2006)
+        assert conn._conn.pipe_pending == 0 and conn._conn.pipe_head is None
+        assert conn._conn.pipe_drop() == []
+        for c in rest:
+            with pytest.raises(mysqlc.OperationalError, match="may or may not have run"):
+                c.fetchall()
+        assert len(p.errors) == 6
+    finally:
+        killer.close()

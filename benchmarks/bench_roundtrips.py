@@ -18,6 +18,8 @@ the report names.  Best of --repeat runs (default 3 at loopback, 2 through the p
     python benchmarks/bench_roundtrips.py [--rtt 0,0.5,1,2] [--repeat N] [--json out.json]
         [--chart out.png]
     python benchmarks/bench_roundtrips.py --from-json out.json --chart out.png   # no run
+    python benchmarks/bench_roundtrips.py --interleaved 15 --rtt 0,1 --only mysqlc,MariaDB
+        # the drivers taking turns, median and min per cell
 
 ``--chart`` draws the figures (matplotlib) as seconds against the round-trip time, one
 panel per workload, on a log scale: from this run, or with ``--from-json`` from the JSON
@@ -243,6 +245,10 @@ def main(argv=None):
                     "(with --chart)")
     ap.add_argument("--pipeline-only", action="store_true",
                     help="only the 200 point SELECTs, loop vs pipeline (mysqlc)")
+    ap.add_argument("--interleaved", type=int, default=0, metavar="ROUNDS",
+                    help="the executemany cells only, the drivers taking turns (their order "
+                    "reversed every round) for ROUNDS rounds per workload; min and median "
+                    "reported (the machine's drift then hits every driver alike)")
     a = ap.parse_args(argv)
     if a.from_json:
         if not a.chart:
@@ -269,6 +275,9 @@ def main(argv=None):
                           password=kw0["password"], database=kw0["database"])
                 repeat = a.repeat or (3 if rtt == 0 else 2)
                 _reset(admin, "update")    # ids 0..N-1 with v = 0
+                if a.interleaved:
+                    results.extend(_interleaved(admin, kw, rtt, drivers, a.interleaved))
+                    continue
                 results.extend(_point_selects(kw, rtt, repeat))
                 results.extend(_orm_flush(kw, rtt, repeat))
                 for name, mode, connect, cursor in ([] if a.pipeline_only else drivers):
@@ -311,6 +320,42 @@ def main(argv=None):
             json.dump(results, f, indent=1)
     if a.chart:
         chart(results, a.chart, source=a.json or "this run")
+
+
+def _interleaved(admin, kw, rtt, drivers, rounds):
+    """The executemany workloads with the drivers taking turns: round r runs each driver
+    once (reversed order on odd rounds), each on its own connection opened before the
+    first round; the first round (statement preparation, caches) is left out; min and
+    median of the rest."""
+    import statistics
+    conns = [(name, mode, connect(kw), cursor) for name, mode, connect, cursor in drivers]
+    out = []
+    try:
+        for kind, (sql, rows_fn) in WORK.items():
+            rows = rows_fn()
+            times = {name: [] for name, *_ in conns}
+            for r in range(rounds + 1):
+                for name, mode, conn, cursor in (conns if r % 2 == 0 else conns[::-1]):
+                    _reset(admin, kind)
+                    cur = cursor(conn)
+                    t0 = time.perf_counter()
+                    cur.executemany(sql, rows)
+                    conn.commit()
+                    dt = time.perf_counter() - t0
+                    cur.close()
+                    if r:
+                        times[name].append(dt)
+            for name, mode, conn, cursor in conns:
+                v = times[name]
+                out.append(dict(driver=name, mode=mode, rtt_ms=rtt, kind=kind,
+                                seconds=statistics.median(v), min_seconds=min(v),
+                                rounds=rounds))
+                print("%-34s rtt %4.1f ms  %-6s median %9.4f s  min %9.4f s"
+                      % (name, rtt, kind, statistics.median(v), min(v)), flush=True)
+    finally:
+        for _name, _mode, conn, _cursor in conns:
+            conn.close()
+    return out
 
 
 PANELS = [("update", "UPDATE by primary key x%d" % N), ("delete", "DELETE by primary key x%d" % N),
@@ -375,6 +420,9 @@ def _table(results, drivers):
             print("| %s | %s | %s |" % (name, "loopback" if rtt == 0 else rtt,
                                         " | ".join(cells)))
     print()
+    rounds = {r.get("rounds") for r in results} - {None}
+    if rounds:
+        print("(medians of %s interleaved rounds)" % ", ".join(map(str, sorted(rounds))))
     for name, mode, _c, _k in drivers:
         print("- %s: %s" % (name, mode))
 

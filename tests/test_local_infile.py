@@ -1064,3 +1064,45 @@ def test_local_infile_names_modes_and_charsets():
     assert local_infile_names(sjis, charset="latin1") == [b"\x95.csv"]   # as latin1 reads it
     assert local_infile_names(b"LOAD DATA LOCAL INFILE 'a.csv'", charset="gbk") == [b"a.csv"]
     assert local_infile_names("LOAD DATA LOCAL INFILE 'caf\u00e9'") == ["caf\u00e9".encode()]
+
+
+@pytest.mark.parametrize("where", ["middle", "last"])
+def test_unexpected_request_while_pipelined_commands_are_queued(dirs, where):
+    """A server that asks for a LOCAL INFILE file for a statement inside a pipeline block
+    (the statement is no LOAD DATA LOCAL: those are refused before anything is sent; a
+    well-behaved server never asks then) closes the connection with a clear error, even
+    for a file the connection may send: commands already sent behind the statement would
+    be read as the file's data.  No byte of the file is sent; the statements behind it
+    report that they may or may not have run; nothing is reported as done."""
+    allowed = dirs["allowed"]
+    peer = InfilePeer(os.fsencode(str(allowed / "data.csv")), answer="ok",
+                      trigger=b"'asks for a file'")
+    c = peer.connect(local_infile=True, local_infile_dir=str(allowed))
+    try:
+        first, asking = c.cursor(), c.cursor()
+        behind = [] if where == "last" else [c.cursor() for _ in range(2)]
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            with c.pipeline():
+                first.execute("DO 1")
+                asking.execute("SELECT 'asks for a file'")
+                for cur in behind:
+                    cur.execute("DO 2")
+        assert ei.value.args[0] == 2013
+        assert "LOAD DATA LOCAL INFILE" in ei.value.args[1] and "pipelined" in ei.value.args[1]
+        assert not c.open
+        assert first.rowcount == 0   # its OK was read before the request came
+        with pytest.raises(mysqlc.OperationalError):
+            asking.fetchall()
+        for cur in behind:
+            with pytest.raises(mysqlc.OperationalError, match="may or may not have run"):
+                cur.fetchall()
+    finally:
+        c.close()
+    peer.thread.join(20)
+    assert not peer.thread.is_alive(), "peer thread did not finish"
+    assert peer.mark is not None, "the client never got the LOCAL INFILE request"
+    # the stream ends with the last command queued before the request: no packet of
+    # the transfer (not even the empty one that ends it), no COM_QUIT on a closed stream
+    last = b"\x03DO 2" if behind else b"\x03SELECT 'asks for a file'"
+    assert bytes(peer.received).endswith(last)
+    assert CSV not in bytes(peer.received)

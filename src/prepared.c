@@ -860,8 +860,11 @@ int mc_stmt_reset(mc_conn *c, unsigned long stmt_id) {
 
 /* COM_STMT_CLOSE of statement `stmt_id` (no reply; written at once), which also closes
    its open cursor and forgets its cached metadata: 0 or -1 (2014 while another result
-   is pending).  (The method stmt_close(): prepared_methods.c.) */
+   is pending, or while pipelined responses are queued: one of them may be this
+   statement's, read with the metadata it would forget; nothing is sent or forgotten).
+   (The method stmt_close(): prepared_methods.c.) */
 int mc_stmt_close(mc_conn *c, unsigned long stmt_id) {
+    if (c->pipe_pending > 0) return mc_check_idle(c);
     if (c->state == ST_CURSOR && c->cursor_stmt == (uint32_t)stmt_id) {
         c->state = ST_IDLE;   /* closing the statement closes its cursor */
         mc_clear_result(c);

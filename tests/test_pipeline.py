@@ -543,3 +543,26 @@ def test_lost_connection_hands_back_the_queue(conn, conn_kwargs):
         assert len(p.errors) == 6
     finally:
         killer.close()
+
+
+@pytest.mark.sync_only(reason="drives the core's queue directly (mysqlc._core)")
+def test_statement_close_waits_for_its_queued_response(conn):
+    """COM_STMT_CLOSE has no reply, but closing a statement forgets its column
+    definitions, which a queued response of it may need (MariaDB's metadata cache):
+    the engine refuses it (2014, nothing sent or forgotten) while pipelined responses
+    are queued, and the queued response is still read right."""
+    core = conn._conn
+    sid, _np, _nc = core.stmt_prepare(b"SELECT CAST(? AS SIGNED) * 3, 'abc'")
+    core.stmt_execute(sid, (1,))
+    assert core.fetch(-1) == [(3, "abc")]    # the metadata now known to both sides
+    owner = object()
+    core.stmt_execute(sid, (5,), send_only=True, owner=owner)
+    with pytest.raises(mysqlc.ProgrammingError, match="out of sync"):
+        core.stmt_close(sid)
+    assert core.pipe_head is owner
+    assert core.read_response() == 2
+    assert core.fetch(-1) == [(15, "abc")]
+    core.stmt_close(sid)                               # now it goes
+    cur = conn.cursor()
+    cur.execute("SELECT 1")
+    assert cur.fetchall() == ((1,),)

@@ -42,15 +42,30 @@ _TIMEOUT_HINT = ("; %d pipelined command(s) were in flight: a proxy that does no
 #: statements that cannot change the session's sql_mode (a trigger restores it): the
 #: tracked mode stays certain while they are queued (Connection._escape_mode)
 _RE_QUIET = re.compile(rb"\s*\(*\s*(?:select|insert|update|delete|replace|with|values)\b", re.I)
-#: LOAD DATA LOCAL INFILE (its file would follow commands already sent): refused
-_RE_LOAD_LOCAL = re.compile(rb"\bload\b.*?\bdata\b.*?\blocal\b", re.I | re.S)
+#: LOAD DATA / LOAD XML ... LOCAL INFILE (its file would follow commands already sent):
+#: refused.  The statement's own start, after comments: LOAD DATA is a statement of its
+#: own (it cannot be prepared, nor stand inside another statement), so a string literal,
+#: a parameter or an identifier that happens to hold the words is not one.
+_WS = rb"(?:\s|/\*(?:(?!\*/).)*\*/|(?:--\s|#)[^\n]*(?:\n|$))"
+_RE_LOAD_LOCAL_START = re.compile(
+    _WS + rb"*load" + _WS + rb"+(?:data|xml)" + _WS + rb"+(?:(?:low_priority|concurrent)"
+    + _WS + rb"+)?local\b", re.I | re.S)
+#: the same words anywhere (in that order), for texts whose statements cannot be told
+#: apart cheaply: a multi-statement text, executable comments (/*! ... */, /*M! ... */)
+_RE_LOAD_LOCAL_ANY = re.compile(rb"\bload\b.*?\b(?:data|xml)\b.*?\blocal\b", re.I | re.S)
+
+
+def _may_load_local(conn: Any, sql: bytes) -> bool:
+    if b"/*!" in sql or b"/*M!" in sql or (b";" in sql and conn._multi_statement(sql)):
+        return _RE_LOAD_LOCAL_ANY.search(sql) is not None
+    return _RE_LOAD_LOCAL_START.match(sql) is not None
 
 
 def check_statement(conn: Any, sql: bytes) -> bool:
     """Before `sql` is queued: ProgrammingError for LOAD DATA LOCAL (nothing sent);
     returns True when the statement may change the sql_mode (not a plain DML/SELECT,
     or a multi-statement text)."""
-    if _RE_LOAD_LOCAL.search(sql) is not None:
+    if _may_load_local(conn, sql):
         raise ProgrammingError(0, "LOAD DATA LOCAL INFILE cannot run inside a pipeline "
                                "block (the file would follow commands already sent); run "
                                "it outside the block")

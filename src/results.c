@@ -416,6 +416,11 @@ Py_ssize_t mc_read_query_response(mc_conn *c) {
         uint8_t mf;
         if (mc_reader_u8(&r, &mf) < 0) { mc_conn_malformed(c, "column count without its metadata flag"); return -1; }
         meta_follows = mf != 0;
+        /* the cache exists once any statement's definitions were recorded: a prepare
+           that reported no columns (an INSERT ... RETURNING) has its result's
+           definitions recorded here, at its first execute */
+        if (c->binary && !c->meta_cache && meta_follows && !(c->meta_cache = PyDict_New()))
+            return -1;
         if (c->binary && c->meta_cache) {
             PyObject *key = PyLong_FromUnsignedLong(c->cursor_stmt);
             if (!key) return -1;

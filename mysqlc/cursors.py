@@ -1915,6 +1915,10 @@ def _bulk_send(cursor, conn, rows, exact, stmt=None, sql=None):
         cursor._clear()
         core = conn._conn
         if stmt is not None:
+            # the bulk command sends its own parameter types, which the server keeps for
+            # the statement: the next COM_STMT_EXECUTE must send its types again (it
+            # sends them only when they differ from the last ones it sent)
+            stmt.types = None
             total = core.stmt_bulk_execute(stmt.id, rows, max_payload=max_payload,
                                            encoding=conn.encoding, exact=exact)
         else:

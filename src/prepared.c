@@ -442,6 +442,16 @@ static unsigned bulk_join(unsigned a, unsigned b) {
     return BK_CONFLICT;
 }
 
+/* The kind a column takes for a value of kind k: with `exact` (a text cursor: the values
+   stored must be the text path's) temporal values and bytes go as text, as the text
+   literal writes them (VAR_STRING, converted by the server as a string literal is:
+   their own temporal or BLOB types convert otherwise into other column types, e.g. a
+   datetime into a BIGINT, a timedelta into a VARCHAR, bytes into a latin1 CHAR). */
+static unsigned bulk_column_kind(unsigned k, int exact) {
+    if (exact && (k == BK_DT || k == BK_DATE || k == BK_TIME || k == BK_BLOB)) return BK_TEXT;
+    return k;
+}
+
 /* wire type and unsigned flag of a column sent as kind k */
 static void bulk_wire_type(unsigned k, unsigned char *t, unsigned char *flag) {
     static const unsigned char map[] = {
@@ -649,9 +659,12 @@ int mc_bulk_plan(mc_conn *c, mc_bulk *bk, PyObject *rows, PyObject *prepare,
                 btypes = nbt;
                 capbt = ncap;
             }
-            memcpy(btypes + (nb - 1) * (size_t)np, rk, (size_t)np);
+            unsigned char *bt = btypes + (nb - 1) * (size_t)np;
+            for (Py_ssize_t i = 0; i < np; i++)
+                bt[i] = (unsigned char)bulk_column_kind(rk[i], exact);
         } else {
-            for (Py_ssize_t i = 0; i < np; i++) cur[i] = (unsigned char)bulk_join(cur[i], rk[i]);
+            for (Py_ssize_t i = 0; i < np; i++)
+                cur[i] = (unsigned char)bulk_column_kind(bulk_join(cur[i], rk[i]), exact);
         }
     }
 

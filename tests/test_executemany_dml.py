@@ -606,3 +606,23 @@ def test_one_trip_prepare_of_executemany(proxied, prepared):
     assert ei.value.args[0] == 1054
     check.execute("SELECT 1")
     assert check.fetchone() == (1,)
+
+
+def test_execute_after_a_bulk_sends_its_types_again(conn):
+    """COM_STMT_BULK_EXECUTE sends its own parameter types, which the server keeps for
+    the statement; a prepared execute after it sends its types again instead of
+    trusting those of its own last execute (it sends them only when they change): here
+    the bulk's column of ints and Decimals went as DECIMAL text, and an execute of ints
+    that skipped its LONGLONG types had its 8 bytes read as DECIMAL text."""
+    from decimal import Decimal
+    cur = conn.cursor(prepared=True)
+    cur.execute("DROP TABLE IF EXISTS bt_types")
+    cur.execute("CREATE TABLE bt_types (id INT PRIMARY KEY, v DECIMAL(20,2))")
+    sql = "INSERT INTO bt_types VALUES (%s, %s)"
+    cur.execute(sql, (1, 10))                                  # LONGLONG, LONGLONG
+    cur.executemany(sql, [(2, 20), (3, Decimal("30.5"))])      # v as NEWDECIMAL text
+    cur.execute(sql, (4, 40))                                  # LONGLONG again
+    cur.execute("SELECT id, v FROM bt_types ORDER BY id")
+    assert cur.fetchall() == ((1, Decimal("10.00")), (2, Decimal("20.00")),
+                              (3, Decimal("30.50")), (4, Decimal("40.00")))
+    conn.rollback()

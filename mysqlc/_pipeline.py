@@ -173,9 +173,20 @@ class Pipeline:
                 cur._read_result(core, field_count)
                 if entry.stmt is not None:
                     cur._stmt = entry.stmt
-                sets = []
+                sets: list = []
                 while core.more_results:   # a CALL, a multi-statement text
-                    field_count = core.next_result()
+                    try:
+                        field_count = core.next_result()
+                    except Error as exc:
+                        # a later statement of the text failed: the cursor's results
+                        # before it stay readable and nextset() raises this when it
+                        # reaches it (as outside a block); the block reports it too
+                        if not core.open:
+                            raise
+                        sets.append(exc)
+                        self.errors.append((entry.index, cur, exc))
+                        self._unraised.append(exc)
+                        break
                     if field_count < 0:
                         break
                     first = (cur.description, cur.description_flags, cur._rows,

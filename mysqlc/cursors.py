@@ -845,6 +845,10 @@ class BaseCursor:
             if not one_trip:
                 stmt = self._statement(conn, sql)
         except (ProgrammingError, OperationalError) as exc:
+            if exc.args and exc.args[0] == _CR_NET_PACKET_TOO_LARGE:
+                # a row too large for max_allowed_packet, found before anything was
+                # sent: raised as it is (the text path would run the rows before it)
+                raise
             if sql not in conn._stmt_cache:   # the prepare failed (a bulk error keeps it)
                 if exc.args[0] == _ER_PARSE_ERROR:
                     # two statements in one, syntax the prepare protocol lacks: not asked
@@ -1204,11 +1208,15 @@ class BaseCursor:
             self._pipe_rows()
         sets = self._pipe_sets
         if sets is not None:     # a pipelined response's further results, read with it
-            (self.description, self.description_flags, self._rows, self.rowcount,
-             self.lastrowid, self.warning_count) = sets.pop(0)
-            self.rownumber = 0
+            item = sets.pop(0)
             if not sets:
                 self._pipe_sets = None
+            if isinstance(item, BaseException):   # the statement of the text that failed
+                self._clear()
+                raise item
+            (self.description, self.description_flags, self._rows, self.rowcount,
+             self.lastrowid, self.warning_count) = item
+            self.rownumber = 0
             return True
         if not conn._is_owner(self):
             return None
@@ -1864,6 +1872,7 @@ _RE_RETURNING = re.compile(rb"\bRETURNING\b", re.IGNORECASE)
 
 #: the server's ER_UNSUPPORTED_PS: "This command is not supported in the prepared
 #: statement protocol yet" (COM_STMT_BULK_EXECUTE of INSERT ... SELECT)
+_CR_NET_PACKET_TOO_LARGE = 2020   # a command over max_allowed_packet, refused before sending
 _ER_UNSUPPORTED_PS = 1295
 #: ER_PARSE_ERROR: COM_STMT_PREPARE of text that is not one statement
 _ER_PARSE_ERROR = 1064

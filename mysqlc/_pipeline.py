@@ -164,6 +164,7 @@ class Pipeline:
         conn = self._conn
         core = conn._conn
         entry = core.pipe_head
+        inflight = core.pipe_pending   # this one included (0 once the connection is lost)
         self._unsure -= entry.unsure
         cur = entry.cursor
         mine = cur._pipe_entry is entry
@@ -200,7 +201,7 @@ class Pipeline:
             elif core.more_results or core.rows_pending:
                 core.discard()   # an earlier execute of a cursor that executed again
         except Error as exc:
-            self._failed(entry, exc, mine)
+            self._failed(entry, exc, mine, inflight)
             if not core.open:   # lost: no later response will come
                 self._lost(exc)
         except BaseException:
@@ -217,7 +218,7 @@ class Pipeline:
             if mine:
                 cur._pipe_entry = None
 
-    def _failed(self, entry: _Entry, exc: Error, mine: bool) -> None:
+    def _failed(self, entry: _Entry, exc: Error, mine: bool, inflight: int = 1) -> None:
         if mine:
             entry.cursor._pipe_error = exc
         self.errors.append((entry.index, entry.cursor, exc))
@@ -225,7 +226,7 @@ class Pipeline:
         msg = exc.args[1] if len(exc.args) > 1 else None
         if isinstance(exc, OperationalError) and isinstance(msg, str) and \
                 "timed out" in msg and "pipelining=False" not in msg:
-            exc.args = (exc.args[0], msg + _TIMEOUT_HINT % (len(self) + 1)) + \
+            exc.args = (exc.args[0], msg + _TIMEOUT_HINT % inflight) + \
                 exc.args[2:]
 
     def _lost(self, exc: Error) -> None:

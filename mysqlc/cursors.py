@@ -782,7 +782,8 @@ class BaseCursor:
             qb = bytes(query)
         else:
             raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
-        if conn._encoders is None and conn._conn.bulk_operations and _bulk_dml(qb):
+        bulk = conn._encoders is None and conn._conn.bulk_operations and _bulk_dml(qb)
+        if bulk:
             rows = list(rows)
             total = self._executemany_bulk(conn, qb, rows)
             if total is not None:
@@ -794,6 +795,15 @@ class BaseCursor:
                 return self._executemany_rows(conn, prefix.replace(b"%%", b"%"),
                                               m.group("values"),
                                               postfix.replace(b"%%", b"%"), rows)
+        if bulk and not _RE_RETURNING.search(qb):
+            # a DML statement the bulk path left to the text path (values without a
+            # binary form, column types that change too often): its statements joined
+            # into one multi-statement query per max_allowed_packet, not one round trip
+            # per row; the same values and the same "stops at the failing row"
+            total = self._executemany_multi(conn, qb, rows)
+            if total is not None:
+                self._set_executed_lazily(self, conn, "many", qb, rows)
+                return total
         total = 0
         for params in rows:
             total += self.execute(qb, params)
@@ -1872,6 +1882,7 @@ _RE_RETURNING = re.compile(rb"\bRETURNING\b", re.IGNORECASE)
 
 #: the server's ER_UNSUPPORTED_PS: "This command is not supported in the prepared
 #: statement protocol yet" (COM_STMT_BULK_EXECUTE of INSERT ... SELECT)
+_RE_RETURNING = re.compile(rb"\breturning\b", re.I)   # a DML statement with a result
 _CR_NET_PACKET_TOO_LARGE = 2020   # a command over max_allowed_packet, refused before sending
 _ER_UNSUPPORTED_PS = 1295
 #: ER_PARSE_ERROR: COM_STMT_PREPARE of text that is not one statement

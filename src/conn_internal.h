@@ -436,6 +436,9 @@ typedef struct {
     unsigned new_np, new_nc;
 } mc_bulk;
 enum { MC_BULK_READY = 0, MC_BULK_EMPTY, MC_BULK_NOT_BINARY, MC_BULK_UNSUPPORTED };
+/* at most this many runs of one column type in a text cursor's bulk executemany, else
+   MC_BULK_NOT_BINARY (mc_bulk_plan: the text path sends fewer commands) */
+#define MC_BULK_MAX_RUNS 4
 int mc_bulk_plan(mc_conn *c, mc_bulk *bk, PyObject *rows, PyObject *prepare,
                  Py_ssize_t max_payload, const char *encoding, int exact);
 int mc_bulk_send(mc_conn *c, mc_bulk *bk, unsigned long stmt_id, const unsigned char *prep,

@@ -668,6 +668,13 @@ int mc_bulk_plan(mc_conn *c, mc_bulk *bk, PyObject *rows, PyObject *prepare,
         }
     }
 
+    /* a text cursor's rows whose column types change often (an int then a str, a float
+       then a Decimal, alternating): each run of one type is a command and a round trip
+       of its own, so past MC_BULK_MAX_RUNS runs the text path does better (one
+       multi-row INSERT or one multi-statement query per max_allowed_packet, the text
+       literals' values): nothing is sent here */
+    if (exact && nb > MC_BULK_MAX_RUNS) { ret = MC_BULK_NOT_BINARY; goto out; }
+
     /* pass 2: the values as their batch's column types; a command ends at a batch's end
        or where max_payload would be passed */
     if (mc_writer_init(&w, 4096) < 0) goto out;

@@ -238,16 +238,22 @@ def test_mixed_types_store_the_text_path_values(bulk_conn):
     rows2 = [(1000 + i, [1, 2, 3][i % 3], [0.5, D("0.5"), None][i % 3],
               [0.25, 2 ** 60, 1][i % 3], [1, "x", None][i % 3], None, None, None)
              for i in range(9)]
-    with _Count(conn) as n:
-        assert cur.executemany("INSERT INTO mx_bulk VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
-                               rows2) == len(rows2)
-    assert 1 < n.executes <= len(rows2)
-    for r in rows2:
-        cur.execute("INSERT INTO mx_text VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", r)
+    # (9 runs: past MC_BULK_MAX_RUNS (4) they go by the multi-row text INSERT, no bulk
+    # command; 3 runs of 3 rows: 3 bulk commands)
+    rows3 = [(2000 + i, 1, [0.5, D("0.5"), 0.75][i // 3], 0.25, "x", None, None, None)
+             for i in range(9)]
+    for batch, commands in ((rows2, 0), (rows3, 3)):
+        with _Count(conn) as n:
+            assert cur.executemany(
+                "INSERT INTO mx_bulk VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                batch) == len(batch)
+        assert n.executes == commands, (n.executes, commands)
+        for r in batch:
+            cur.execute("INSERT INTO mx_text VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", r)
     cur.execute("SELECT * FROM mx_bulk WHERE id >= 1000 ORDER BY id")
     bulk = cur.fetchall()
     cur.execute("SELECT * FROM mx_text WHERE id >= 1000 ORDER BY id")
-    assert bulk == cur.fetchall()
+    assert bulk == cur.fetchall() and len(bulk) == 18
 
 
 ERRORS = [
@@ -626,3 +632,29 @@ def test_execute_after_a_bulk_sends_its_types_again(conn):
     assert cur.fetchall() == ((1, Decimal("10.00")), (2, Decimal("20.00")),
                               (3, Decimal("30.50")), (4, Decimal("40.00")))
     conn.rollback()
+
+
+def test_alternating_types_update_by_one_multi_statement_query(bulk_conn):
+    """A text cursor's UPDATE whose column alternates between a float and a Decimal
+    (types one bulk command cannot share: 1,000 runs) goes as one multi-statement query
+    of the text path's statements, not 1,000 bulk commands (breaker D7), with the text
+    path's values and its "stops at the failing row"."""
+    conn = bulk_conn
+    cur = conn.cursor()
+    cur.execute("CREATE TEMPORARY TABLE alt (id INT PRIMARY KEY, v DECIMAL(30,10))")
+    cur.executemany("INSERT INTO alt VALUES (%s, 0)", [(i,) for i in range(1000)])
+    rows = [(i / 4 if i % 2 else D(i), i) for i in range(1000)]
+    with _Count(conn) as n:
+        # 999: the first row sets v = 0, which it already is (changed rows are counted)
+        assert cur.executemany("UPDATE alt SET v = %s WHERE id = %s", rows) == 999
+    assert n.executes == 0
+    cur.execute("SELECT SUM(v) FROM alt")
+    assert cur.fetchone()[0] == sum(D(str(i / 4)) if i % 2 else D(i) for i in range(1000))
+    bad = [(D(1), 1), (0.5, 2), ("not a number", 3), (D(4), 4), (0.5, 5), (D(6), 6)]
+    cur.execute("SET SESSION sql_mode = 'STRICT_ALL_TABLES'")
+    with pytest.raises(mysqlc.DatabaseError) as info:
+        cur.executemany("UPDATE alt SET v = %s WHERE id = %s", bad)   # 6 runs: text
+    assert info.value.args[0] == 1366
+    cur.execute("SELECT id, v FROM alt WHERE id BETWEEN 1 AND 6 ORDER BY id")
+    assert [r[1] for r in cur.fetchall()] == [D(1), D("0.5"), D("0.75"), D(4), D("1.25"),
+                                             D(6)]   # rows 1 and 2 applied, then stopped

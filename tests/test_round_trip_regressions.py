@@ -6,14 +6,16 @@ load/data/local), D3 (a text cursor's bulk stored other values than its execute(
 temporal and bytes values), D4 (a row over max_allowed_packet applied the rows before
 it), D8 (a pipelined multi-statement text's later error was lost to nextset()).
 
+D7 fixed: a text cursor's column of alternating types (int/str, float/Decimal) took one
+bulk command and one round trip per run of one type; past 4 runs the rows now go by the
+text path (the multi-row INSERT, or one multi-statement query per max_allowed_packet).
 The differences from mysqlclient that docs/compat.md lists are tested as documented (D5
 lastrowid of an INSERT the rewrite does not match, D6 a raising generator, D9 conv
 entries for int/float/bool/None, D10 the timedelta literal; D12, the server's warning
-count of a bulk UPDATE/DELETE, is the server's and only documented). The two open
-defects (D7 a column of alternating types costs a round trip per row, D11 mysqlc.aio
-does not stop a multi-command executemany when cancelled) are marked xfail(strict=True),
-so that a change that fixes one shows up; they are listed in docs/compat.md and
-docs/batching.md."""
+count of a bulk UPDATE/DELETE, is the server's and only documented). The open defect D11
+(mysqlc.aio does not stop a multi-command executemany when cancelled) is marked
+xfail(strict=True), so that a change that fixes it shows up; docs/batching.md lists
+it."""
 
 import datetime
 
@@ -232,15 +234,15 @@ def test_d6_a_raising_generator_applies_nothing(conn):
 
 # --------------------------------------------------------------------------------- D7
 
-@pytest.mark.xfail(strict=True, reason='open defect: a round trip per type run (docs/compat.md, docs/batching.md)')
 @pytest.mark.parametrize("kind", ["insert-int-str", "update-float-decimal"])
 def test_d7_mixed_type_column_bounded_round_trips(conn_kwargs, kind):
     """Breaker D7 (issue 21: "a number of round trips that does not grow with the row
     count"): a column whose values alternate between types that cannot share one bulk
     type (int/str, float/Decimal) is sent as one COM_STMT_BULK_EXECUTE per row, each its
     own round trip: 1,000 rows are 1,000 round trips (at 1 ms RTT: 1.47 s for the
-    INSERT, where mysqlclient's multi-row INSERT is one statement, 0.027 s).  The runs
-    are neither pipelined nor sent as one multi-row text statement."""
+    INSERT, where mysqlclient's multi-row INSERT is one statement, 0.027 s).  Fixed: past
+    4 runs a text cursor's rows go by the text path (the multi-row INSERT rewrite, or one
+    multi-statement query per max_allowed_packet)."""
     import decimal
     import os
     import sys

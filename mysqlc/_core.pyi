@@ -307,6 +307,7 @@ class Connection:
     def pipe_bytes(self) -> int: ...
     pipe_max_commands: int
     pipe_max_bytes: int
+    stop_requested: bool
     @property
     def take_pending(self) -> bool: ...
     @property

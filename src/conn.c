@@ -379,7 +379,17 @@ done:
 
 /* ---------------------------------------------------------------- commands */
 
+static int refuse_stopped(mc_conn *c) {
+    mc_raise(c->st->OperationalError, 0,
+             "the command was not sent: the call was cancelled and its cancellation is "
+             "being handled (the commands before it ran)");
+    return -1;
+}
+
+int mc_check_stop(mc_conn *c) { return c->stop_requested ? refuse_stopped(c) : 0; }
+
 int mc_check_idle(mc_conn *c) {
+    if (c->stop_requested) return refuse_stopped(c);
     if (c->pipe_pending > 0) {
         mc_conn_client_error(c, c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
                              "Commands out of sync: %zd pipelined command(s) still await "
@@ -692,6 +702,17 @@ static PyObject *Conn_pipe_drop(mc_conn *c, PyObject *noargs) {
     }
     mc_pipe_clear(c);
     return list;
+}
+
+static PyObject *get_stop_requested(mc_conn *c, void *x) {
+    return PyBool_FromLong(c->stop_requested);
+}
+
+static int set_stop_requested(mc_conn *c, PyObject *v, void *x) {
+    int on = v ? PyObject_IsTrue(v) : 0;
+    if (on < 0) return -1;
+    c->stop_requested = on;
+    return 0;
 }
 
 static PyObject *get_pipe_pending(mc_conn *c, void *x) { return PyLong_FromSsize_t(c->pipe_pending); }
@@ -1223,6 +1244,10 @@ static PyGetSetDef Conn_getset[] = {
     {"pipe_pending", (getter)get_pipe_pending, NULL,
      "pipelined commands whose responses are not read yet (0 once the connection is lost)",
      NULL},
+    {"stop_requested", (getter)get_stop_requested, (setter)set_stop_requested,
+     "True while a cancellation of the caller's call is handled (mysqlc.aio): no new"
+     " command starts (OperationalError), a bulk executemany stops before its next"
+     " command", NULL},
     {"pipe_head", (getter)get_pipe_head, NULL,
      "the owner given with the oldest pipelined command whose response read_response()"
      " reads next, or None", NULL},

@@ -164,6 +164,10 @@ struct mc_conn_s {
     size_t pipe_max_bytes;
     Py_ssize_t pipe_pending;
     int pipe_reading;      /* a pipelined command's response is being read */
+    /* a cancellation of the caller's call is being handled (mysqlc.aio sets it while it
+       stops a cancelled statement): no further command starts (mc_check_idle), and a
+       call of several commands (a bulk executemany) stops at its next command */
+    int stop_requested;
     /* read while writing (transport.c, transport_py.c): the bytes the server sent while a
        write waited for it to take ours, kept raw (malloc'd: filled without the GIL) and
        given to the engine once that write is done, before anything is parsed.  A server
@@ -354,6 +358,7 @@ void mc_set_exc_sqlstate(PyObject *exc, const char *sqlstate);
 PyObject *mc_client_error_msg(mc_conn *c, PyObject *cls, int errnum, PyObject *msg);
 PyObject *mc_conn_client_error(mc_conn *c, PyObject *cls, int errnum, const char *fmt, ...);
 int mc_pipe_send_ready(mc_conn *c);
+int mc_check_stop(mc_conn *c);
 int mc_pipe_sent(mc_conn *c, int binary, uint32_t stmt);
 void mc_pipe_set_owner(mc_conn *c, PyObject *owner);
 void mc_pipe_clear(mc_conn *c);

@@ -794,6 +794,7 @@ int mc_bulk_send(mc_conn *c, mc_bulk *bk, unsigned long stmt_id, const unsigned 
         const unsigned char *bt = btypes + bbatch[k] * (size_t)np;
         for (Py_ssize_t i = 0; i < np; i++) bulk_wire_type(bt[i], wire + 2 * i, wire + 2 * i + 1);
         hdr.len = 0;
+        if (k > 0 && mc_check_stop(c) < 0) { failed = 1; break; }   /* a cancelled call */
         int one_trip = k == 0 && prep != NULL;
         if (one_trip) {
             /* COM_STMT_PREPARE, then this command on statement id 0xffffffff ("the one

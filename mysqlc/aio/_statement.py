@@ -266,6 +266,10 @@ async def stop_statement(worker: Any, engine: Any, core: Any, proto: Any, deadli
     # global sleep mutex), and a 2 s read timeout then closed the connection
     kill = loop.run_in_executor(None, connections.Connection._kill_query_side, engine,
                                 core.thread_id, max(0.5, CANCEL_BUDGET - 0.5))
+    # no further command of the cancelled call starts (a bulk executemany's next
+    # command, the next chunk or row of a text executemany): refused in the engine
+    # until the cancellation is handled
+    core.stop_requested = True
     try:
         await read_rest()
         if core.open and (core.rows_pending or core.more_results):
@@ -276,6 +280,7 @@ async def stop_statement(worker: Any, engine: Any, core: Any, proto: Any, deadli
             if not ok or core.rows_pending or core.more_results:
                 abort()
     finally:
+        core.stop_requested = False
         try:
             await asyncio.wait_for(asyncio.shield(kill), max(0.1, deadline - loop.time()))
         except BaseException:   # noqa: BLE001 - a failed KILL: close rather than guess

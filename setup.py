@@ -7,6 +7,10 @@ Override with environment variables:
     MYSQLC_LDFLAGS  extra linker flags   (e.g. "-L/opt/openssl/lib -lssl -lcrypto -lz")
     MYSQLC_DEBUG=1  build with -O0 -g
     MYSQLC_SANITIZE=1  build with AddressSanitizer and UBSan
+    MYSQLC_SANITIZE=nostack  the same without ASan's stack instrumentation (no redzones
+                    around the extension's stack variables, no use-after-scope): heap,
+                    globals and UBSan as with 1 (GCC's flags); what
+                    tools/sanitize-test.sh runs the greenlet-based asyncio tests on
 """
 import glob
 import os
@@ -109,6 +113,8 @@ else:
 if os.environ.get("MYSQLC_SANITIZE"):
     extra_compile += ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-g"]
     ldflags += ["-fsanitize=address,undefined"]
+    if os.environ["MYSQLC_SANITIZE"] == "nostack":
+        extra_compile += ["--param=asan-stack=0", "-fno-sanitize-address-use-after-scope"]
 
 setup(
     ext_modules=[

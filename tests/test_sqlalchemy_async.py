@@ -13,6 +13,7 @@ an async engine belongs to the loop it was used on.
 import asyncio
 import datetime
 import decimal
+import os
 import time
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -321,7 +322,8 @@ def test_stream_results_reads_as_consumed(target, root_conn):
                 last = partition[-1][0]
                 peak = max(peak, _rss() - before)
             assert (count, last) == (STREAM_ROWS, STREAM_ROWS)
-            assert peak < 25 * 2**20, peak
+            if not os.environ.get("MYSQLC_SANITIZED"):   # ASan's shadow and quarantine grow RSS
+                assert peak < 25 * 2**20, peak
             # the server ends the statement just after its last packet: poll briefly
             deadline = time.monotonic() + 5
             while True:

@@ -11,7 +11,9 @@
 # UBSan aborts on the first error.  A sanitizer report fails the run even when pytest
 # would pass (ASan/UBSan reports are searched for in the output and in ASan's log files).
 #
-# Two pytest runs, each on its own copy and build (pytest arguments go to both):
+# Two pytest runs, each on its own copy and build (pytest arguments go to both; a -k
+# among them replaces the run's own selection, as pytest keeps the last -k: the sync run
+# then no longer leaves the asyncio tests out):
 #   sync     every test but the asyncio ones (mysqlc.aio: test_aio*.py and the [aio] runs
 #            of the shared scenarios; SQLAlchemy's asyncio dialect), on the
 #            MYSQLC_SANITIZE=1 build
@@ -62,7 +64,10 @@ build() {
 # with libasan preloaded; its exit status, or 1 when it passed but a sanitizer report is
 # in its output or in DIR/asan.PID.  ASan writes its reports to those files (log_path),
 # for every process, children included: a report aborts the process, and pytest's output
-# capture would otherwise keep the text of one in a test to itself.
+# capture would otherwise keep the text of one in a test to itself.  UBSan's runtime
+# (libubsan, next to libasan) does not take log_path; its halt (exit status 1) fails the
+# run either way, and the asyncio run captures at the sys level only (--capture=sys), so
+# the C runtimes' reports reach the output there (in the sync run: rerun with -s).
 run_tests() {
     local dir="$1" selection="$2" status
     shift 2
@@ -70,9 +75,12 @@ run_tests() {
         "$VPY" -m pytest "${TEST_PATHS[@]}" -p no:cacheprovider -k "$selection" "$@" 2>&1 | tee "$dir/pytest.log"
      exit "${PIPESTATUS[0]}")
     status=$?
-    if compgen -G "$dir/asan.*" >/dev/null; then cat "$dir"/asan.* >&2; fi
-    if cat "$dir/pytest.log" "$dir"/asan.* 2>/dev/null |
-            grep -qE "ERROR: AddressSanitizer|runtime error:|SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer)"; then
+    local logs=("$dir/pytest.log")
+    if compgen -G "$dir/asan.*" >/dev/null; then
+        cat "$dir"/asan.* >&2
+        logs+=("$dir"/asan.*)
+    fi
+    if grep -qE "ERROR: AddressSanitizer|runtime error:|SUMMARY: (AddressSanitizer|UndefinedBehaviorSanitizer)" "${logs[@]}"; then
         echo "sanitize-test: sanitizer reports above" >&2
         [ "$status" = 0 ] && status=1
     fi
@@ -106,16 +114,18 @@ LEFT_OUT="not streams_without_reading_it_whole and not peak_memory and not stays
 
 # The asyncio run.  mysqlc.aio runs the sync driver code inside a greenlet per connection,
 # and greenlet switches by copying slices of the one C stack to the heap and back
-# (greenlet 3.x has no sanitizer support: no fiber annotations, plain memcpy).  On the
+# (greenlet 3.5.6 has no sanitizer support: no fiber annotations, a plain memcpy; its
+# issue 367, "Support running under address-sanitizer", is open).  On the
 # MYSQLC_SANITIZE=1 build that cannot work, whatever the runtime options: the stack then
 # holds the redzones (poisoned shadow) of the extension's suspended frames, e.g. py_fill's
 # locals while it waits in await_only(), and
 #   - greenlet's memcpy of the slice reads them: stack-buffer-underflow in
-#     StackState::copy_stack_to_heap_up_to, the first aio test;
+#     StackState::copy_stack_to_heap_up_to at the first aio connect;
 #   - a suppression (interceptor_via_lib) needs a stack trace at that point, and the
 #     unwinder crashes on the half-switched stack (SEGV in _Unwind_Backtrace under
 #     copy_heap_to_stack);
-#   - with the memcpy checks off (replace_intrin=0, intercept_intrin=0) the stale
+#   - with the memcpy checks off (replace_intrin=0; intercept_intrin=0 alone leaves
+#     them on) the stale
 #     redzones stay in the shadow after the switch and other code's stack frames land on
 #     them: stack-buffer-overflow in uvloop's clock_gettime the next test.
 # So the asyncio tests run on a build of the extension without ASan's stack
@@ -124,19 +134,22 @@ LEFT_OUT="not streams_without_reading_it_whole and not peak_memory and not stays
 # Nothing in the process then poisons the stack (the interpreter, greenlet and uvloop
 # are not instrumented), so the copies see clean shadow.  Weaker there, and only there:
 # an overflow of one of the extension's own stack variables (arrays, structs whose address
-# is taken) and a use after its scope are not detected.  Still checked as in the sync run:
-# every heap and global access of the extension (heap-buffer-overflow, use-after-free,
-# double free), the memcpy/memmove/memset/strlen checks of the interceptors, so a C
-# API call that copies past one of the extension's buffers (PyBytes_FromStringAndSize
-# with a wrong length), and all of UBSan.  The extension's stack variables are checked
+# is taken) and a use after its scope are not detected by ASan (UBSan's object-size
+# check still catches one where the compiler sees the object's size, e.g. an index past
+# a local array in the same function).  Still checked as in the sync run: every heap
+# and global access of the extension (heap-buffer-overflow, use-after-free, double
+# free), the interceptors' range checks (memcpy and the like), so a C API call that
+# copies past one of the extension's buffers (PyBytes_FromStringAndSize with a wrong
+# length), and all of UBSan.  The extension's stack variables are checked
 # by the sync run, which drives the same C code from the blocking socket (and
 # tests/test_transport_py.py the Python transport in src/transport_py.c).
-status_sync=0 status_aio=0
+status_sync=0 status_aio=0 ran=""
 case "$PARTS" in all|sync)
     build "$TMP/sync" 1
     TEST_PATHS=(tests)
     run_tests "$TMP/sync" "not aio and not async and $LEFT_OUT" "$@"
-    status_sync=$? ;;
+    status_sync=$?
+    ran="sync run exit $status_sync" ;;
 esac
 case "$PARTS" in all|aio)
     build "$TMP/aio" nostack
@@ -147,9 +160,10 @@ case "$PARTS" in all|aio)
                    tests/test_pipeline.py::test_aio_cancel_during_a_sync_point
                    tests/test_sqlalchemy_async.py::test_cancelled_statement_through_the_engine)
     fi
-    run_tests "$TMP/aio" "(aio or async) and $LEFT_OUT" "$@"
-    status_aio=$? ;;
+    run_tests "$TMP/aio" "(aio or async) and $LEFT_OUT" --capture=sys "$@"
+    status_aio=$?
+    ran="${ran:+$ran, }asyncio run exit $status_aio" ;;
 esac
-echo "sanitize-test: sync run exit $status_sync, asyncio run exit $status_aio (SANITIZE_RUN=$PARTS)" >&2
+echo "sanitize-test: $ran" >&2
 [ "$status_sync" != 0 ] && exit "$status_sync"
 exit "$status_aio"

@@ -125,9 +125,9 @@ LEFT_OUT="not streams_without_reading_it_whole and not peak_memory and not stays
 #     unwinder crashes on the half-switched stack (SEGV in _Unwind_Backtrace under
 #     copy_heap_to_stack);
 #   - with the memcpy checks off (replace_intrin=0; intercept_intrin=0 alone leaves
-#     them on) the stale
-#     redzones stay in the shadow after the switch and other code's stack frames land on
-#     them: stack-buffer-overflow in uvloop's clock_gettime the next test.
+#     them on) the stale redzones stay in the shadow after the switch and other code's
+#     stack frames land on them: stack-buffer-overflow in uvloop's clock_gettime at the
+#     next test.
 # So the asyncio tests run on a build of the extension without ASan's stack
 # instrumentation (setup.py MYSQLC_SANITIZE=nostack: GCC's --param=asan-stack=0 and
 # -fno-sanitize-address-use-after-scope), with the same runtime options as the sync run.
@@ -140,9 +140,9 @@ LEFT_OUT="not streams_without_reading_it_whole and not peak_memory and not stays
 # and global access of the extension (heap-buffer-overflow, use-after-free, double
 # free), the interceptors' range checks (memcpy and the like), so a C API call that
 # copies past one of the extension's buffers (PyBytes_FromStringAndSize with a wrong
-# length), and all of UBSan.  The extension's stack variables are checked
-# by the sync run, which drives the same C code from the blocking socket (and
-# tests/test_transport_py.py the Python transport in src/transport_py.c).
+# length), and all of UBSan.  The extension's stack variables are checked by the sync
+# run, which drives the same C code from the blocking socket (and, in
+# tests/test_transport_py.py, the Python transport of src/transport_py.c).
 status_sync=0 status_aio=0 ran=""
 case "$PARTS" in all|sync)
     build "$TMP/sync" 1

@@ -463,15 +463,21 @@ ensure_datetime_api(void)
     return 0;
 }
 
-/* Temporal values; returns 1 when handled, 0 when obj is not temporal, -1. */
-static int
-put_temporal(obuf *b, PyObject *obj)
+/* The text literal of a temporal value, without its quotes, into out (at least
+   MC_TEMPORAL_CHARS bytes): datetime 'YYYY-MM-DD hh:mm:ss[.ffffff]' (tzinfo ignored, as
+   MySQLdb's converters do), date, time, and timedelta as [-]h:mm:ss[.ffffff] with the
+   hours not wrapped at 24.  The fraction only when nonzero.  Returns the length, or 0
+   when obj is not temporal, -1 when the datetime C API cannot be imported (the API
+   pointer is per file: this one's is imported here).  Shared with the text cursor's bulk
+   path (src/prepared.c), which must store what the literal stores. */
+Py_ssize_t
+mc_enc_temporal_chars(char *out, PyObject *obj)
 {
-    char tmp[64];
-    char *w = tmp;
+    char *w = out;
 
+    if (ensure_datetime_api() < 0)
+        return -1;
     if (PyDateTime_Check(obj)) {
-        *w++ = '\'';
         w = put_date_chars(w, PyDateTime_GET_YEAR(obj), PyDateTime_GET_MONTH(obj),
                            PyDateTime_GET_DAY(obj));
         *w++ = ' ';
@@ -481,12 +487,10 @@ put_temporal(obuf *b, PyObject *obj)
                             PyDateTime_DATE_GET_MICROSECOND(obj));
     }
     else if (PyDate_Check(obj)) {
-        *w++ = '\'';
         w = put_date_chars(w, PyDateTime_GET_YEAR(obj), PyDateTime_GET_MONTH(obj),
                            PyDateTime_GET_DAY(obj));
     }
     else if (PyTime_Check(obj)) {
-        *w++ = '\'';
         w = put2(w, PyDateTime_TIME_GET_HOUR(obj));
         w = put_ms_us_chars(w, PyDateTime_TIME_GET_MINUTE(obj),
                             PyDateTime_TIME_GET_SECOND(obj),
@@ -498,8 +502,7 @@ put_temporal(obuf *b, PyObject *obj)
         long long secs = days * 86400 + PyDateTime_DELTA_GET_SECONDS(obj);
         int us = PyDateTime_DELTA_GET_MICROSECONDS(obj);
         long long hours;
-        char *e, *h;
-        *w++ = '\'';
+        char digits[24], *e = digits + sizeof digits, *h = e;
         if (secs < 0) {
             *w++ = '-';
             if (us) {
@@ -512,21 +515,28 @@ put_temporal(obuf *b, PyObject *obj)
         }
         hours = secs / 3600;
         /* hours in decimal, at least one digit (at most 11 digits) */
-        e = tmp + sizeof tmp;
-        h = e;
         do {
             *--h = (char)('0' + (int)(hours % 10));
             hours /= 10;
         } while (hours);
-        memmove(w, h, (size_t)(e - h));
+        memcpy(w, h, (size_t)(e - h));
         w += e - h;
         w = put_ms_us_chars(w, (int)(secs / 60 % 60), (int)(secs % 60), us);
     }
-    else {
-        return 0;
-    }
-    *w++ = '\'';
-    return ob_put(b, tmp, w - tmp) < 0 ? -1 : 1;
+    return w - out;
+}
+
+/* Temporal values; returns 1 when handled, 0 when obj is not temporal, -1. */
+static int
+put_temporal(obuf *b, PyObject *obj)
+{
+    char tmp[MC_TEMPORAL_CHARS + 2];
+    Py_ssize_t n = mc_enc_temporal_chars(tmp + 1, obj);
+    if (n <= 0)
+        return (int)n;
+    tmp[0] = '\'';
+    tmp[n + 1] = '\'';
+    return ob_put(b, tmp, n + 2) < 0 ? -1 : 1;
 }
 
 static int

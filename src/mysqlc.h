@@ -202,6 +202,9 @@ static inline uint32_t mc_load_u24(const unsigned char *p) {
 
 /* ---- encode.c: client-side literals and query formatting ---- */
 extern PyMethodDef mc_encode_methods[];
+/* a temporal value's text literal without quotes; its length, 0 when not temporal */
+#define MC_TEMPORAL_CHARS 48
+Py_ssize_t mc_enc_temporal_chars(char *out, PyObject *obj);
 
 /* ---- tls.c ---- */
 #include <openssl/ssl.h>

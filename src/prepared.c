@@ -512,8 +512,8 @@ static int bulk_encode_as(mc_writer *w, PyObject *v, unsigned k, unsigned as) {
         for (int i = 0; i < 8; i++) b[i] = (unsigned char)(bits >> (8 * i));
         return mc_writer_put(w, b, 8);
     }
-    char buf[64];
-    int n;
+    char buf[MC_TEMPORAL_CHARS];
+    Py_ssize_t n;
     if (as == BK_NUMDEC) {   /* an int (or bool) as its decimal digits, as the text literal */
         if (k == BK_TINY) return mc_writer_lenenc_str(w, v == Py_True ? "1" : "0", 1);
         PyObject *s = PyLong_Type.tp_repr(v);
@@ -524,35 +524,11 @@ static int bulk_encode_as(mc_writer *w, PyObject *v, unsigned k, unsigned as) {
         Py_DECREF(s);
         return r;
     }
-    /* as == BK_TEXT: a temporal value as the text protocol's literal writes it
-       (src/encode.c: tzinfo ignored, fraction only when nonzero, timedelta hours not
-       wrapped at 24 with the sign before the absolute value) */
-    if (k == BK_DT) {
-        int us = PyDateTime_DATE_GET_MICROSECOND(v);
-        n = snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d",
-                     PyDateTime_GET_YEAR(v), PyDateTime_GET_MONTH(v), PyDateTime_GET_DAY(v),
-                     PyDateTime_DATE_GET_HOUR(v), PyDateTime_DATE_GET_MINUTE(v),
-                     PyDateTime_DATE_GET_SECOND(v));
-        if (us) n += snprintf(buf + n, sizeof buf - (size_t)n, ".%06d", us);
-    } else if (k == BK_DATE) {
-        n = snprintf(buf, sizeof buf, "%04d-%02d-%02d",
-                     PyDateTime_GET_YEAR(v), PyDateTime_GET_MONTH(v), PyDateTime_GET_DAY(v));
-    } else if (PyTime_Check(v)) {
-        int us = PyDateTime_TIME_GET_MICROSECOND(v);
-        n = snprintf(buf, sizeof buf, "%02d:%02d:%02d", PyDateTime_TIME_GET_HOUR(v),
-                     PyDateTime_TIME_GET_MINUTE(v), PyDateTime_TIME_GET_SECOND(v));
-        if (us) n += snprintf(buf + n, sizeof buf - (size_t)n, ".%06d", us);
-    } else {   /* timedelta */
-        long long total_us = (long long)PyDateTime_DELTA_GET_DAYS(v) * 86400000000LL +
-                             (long long)PyDateTime_DELTA_GET_SECONDS(v) * 1000000LL +
-                             PyDateTime_DELTA_GET_MICROSECONDS(v);
-        int neg = total_us < 0;
-        if (neg) total_us = -total_us;
-        long long secs = total_us / 1000000;
-        int us = (int)(total_us % 1000000);
-        n = snprintf(buf, sizeof buf, "%s%lld:%02d:%02d", neg ? "-" : "", secs / 3600,
-                     (int)(secs / 60 % 60), (int)(secs % 60));
-        if (us) n += snprintf(buf + n, sizeof buf - (size_t)n, ".%06d", us);
+    /* as == BK_TEXT: a temporal value as the text protocol's literal writes it */
+    n = mc_enc_temporal_chars(buf, v);
+    if (n <= 0) {
+        if (n == 0) PyErr_SetString(PyExc_SystemError, "bulk: no text form for a value");
+        return -1;
     }
     return mc_writer_lenenc_str(w, buf, (size_t)n);
 }

@@ -727,27 +727,21 @@ static PyObject *get_pipe_bytes(mc_conn *c, void *x) {
     return PyLong_FromSize_t(c->pipe_pending ? c->pipe_bytes : 0);
 }
 
-static PyObject *get_pipe_max_commands(mc_conn *c, void *x) {
-    return PyLong_FromSsize_t(c->pipe_max_commands);
+/* pipe_max_commands (closure NULL) and pipe_max_bytes (closure non-NULL) */
+static PyObject *get_pipe_bound(mc_conn *c, void *bytes) {
+    return PyLong_FromSsize_t(bytes ? (Py_ssize_t)c->pipe_max_bytes : c->pipe_max_commands);
 }
 
-static int set_pipe_max_commands(mc_conn *c, PyObject *v, void *x) {
-    Py_ssize_t n = v ? PyLong_AsSsize_t(v) : MC_PIPE_MAX_COMMANDS;
+static int set_pipe_bound(mc_conn *c, PyObject *v, void *bytes) {
+    Py_ssize_t n = v ? PyLong_AsSsize_t(v) : bytes ? MC_PIPE_MAX_BYTES : MC_PIPE_MAX_COMMANDS;
     if (n == -1 && PyErr_Occurred()) return -1;
-    if (n < 1) { PyErr_SetString(PyExc_ValueError, "pipe_max_commands must be >= 1"); return -1; }
-    c->pipe_max_commands = n;
-    return 0;
-}
-
-static PyObject *get_pipe_max_bytes(mc_conn *c, void *x) {
-    return PyLong_FromSize_t(c->pipe_max_bytes);
-}
-
-static int set_pipe_max_bytes(mc_conn *c, PyObject *v, void *x) {
-    Py_ssize_t n = v ? PyLong_AsSsize_t(v) : MC_PIPE_MAX_BYTES;
-    if (n == -1 && PyErr_Occurred()) return -1;
-    if (n < 1) { PyErr_SetString(PyExc_ValueError, "pipe_max_bytes must be >= 1"); return -1; }
-    c->pipe_max_bytes = (size_t)n;
+    if (n < 1) {
+        PyErr_Format(PyExc_ValueError, "%s must be >= 1",
+                     bytes ? "pipe_max_bytes" : "pipe_max_commands");
+        return -1;
+    }
+    if (bytes) c->pipe_max_bytes = (size_t)n;
+    else c->pipe_max_commands = n;
     return 0;
 }
 
@@ -1253,10 +1247,10 @@ static PyGetSetDef Conn_getset[] = {
      " reads next, or None", NULL},
     {"pipe_bytes", (getter)get_pipe_bytes, NULL,
      "bytes of the pipelined commands in flight", NULL},
-    {"pipe_max_commands", (getter)get_pipe_max_commands, (setter)set_pipe_max_commands,
+    {"pipe_max_commands", (getter)get_pipe_bound, (setter)set_pipe_bound,
      "the bound on pipelined commands in flight (default 256)", NULL},
-    {"pipe_max_bytes", (getter)get_pipe_max_bytes, (setter)set_pipe_max_bytes,
-     "the bound on the bytes of pipelined commands in flight (default 65536)", NULL},
+    {"pipe_max_bytes", (getter)get_pipe_bound, (setter)set_pipe_bound,
+     "the bound on the bytes of pipelined commands in flight (default 65536)", (void *)1},
     {"rows_pending", (getter)get_rows_pending, NULL, NULL, NULL},
     {"cursor_open", (getter)get_cursor_open, NULL,
      "a server-side cursor is open: read it with stmt_fetch()", NULL},

@@ -31,8 +31,10 @@ ROWS = 6_000_000
 # (tools/sanitize-test.sh sets MYSQLC_SANITIZED) freeing the rows read so far is several
 # times slower, and the run is about memory safety, not speed: read_sql's 30M-row scan
 # took 2.9-3.5 s there with another job on the 2 cores (the same before and after the
-# issue-22 changes, 2026-12-02), so 4 s
-BOUND = 4.0 if os.environ.get("MYSQLC_SANITIZED") else 0.5
+# issue-22 changes, 2026-12-02), and 5.2 s on a slower day with the machine otherwise
+# idle (read_sql, SIGINT after 0.3 s; 2026-12-02 20:55), so 10 s: the bound that
+# matters, 0.5 s, holds in the plain run
+BOUND = 10.0 if os.environ.get("MYSQLC_SANITIZED") else 0.5
 
 SCRIPT = textwrap.dedent(r"""
     import json, signal, sys, time

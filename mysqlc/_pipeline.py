@@ -61,6 +61,15 @@ def _may_load_local(conn: Any, sql: bytes) -> bool:
     return _RE_LOAD_LOCAL_START.match(sql) is not None
 
 
+def _add_timeout_hint(exc: Error, inflight: int) -> None:
+    """A read or write timeout with pipelined commands in flight: its message names
+    ``pipelining=False`` (a proxy that stalls on pipelined commands, issue 21)."""
+    msg = exc.args[1] if len(exc.args) > 1 else None
+    if isinstance(exc, OperationalError) and isinstance(msg, str) and \
+            "timed out" in msg and "pipelining=False" not in msg:
+        exc.args = (exc.args[0], msg + _TIMEOUT_HINT % inflight) + exc.args[2:]
+
+
 def check_statement(conn: Any, sql: bytes) -> bool:
     """Before `sql` is queued: ProgrammingError for LOAD DATA LOCAL (nothing sent);
     returns True when the statement may change the sql_mode (not a plain DML/SELECT,
@@ -147,9 +156,12 @@ class Pipeline:
         while not core.pipe_room(size):   # the engine's bound: read the oldest first
             self._read_one()
         entry = _Entry(cursor, stmt, self._count, unsure)
+        inflight = core.pipe_pending
         try:
             result = send(entry)
         except Error as exc:
+            if inflight:   # a timeout while writing behind unanswered commands
+                _add_timeout_hint(exc, inflight)
             if not core.open:   # lost while writing: the commands before it are unanswered
                 self._lost(exc)
             raise
@@ -223,11 +235,7 @@ class Pipeline:
             entry.cursor._pipe_error = exc
         self.errors.append((entry.index, entry.cursor, exc))
         self._unraised.append(exc)
-        msg = exc.args[1] if len(exc.args) > 1 else None
-        if isinstance(exc, OperationalError) and isinstance(msg, str) and \
-                "timed out" in msg and "pipelining=False" not in msg:
-            exc.args = (exc.args[0], msg + _TIMEOUT_HINT % inflight) + \
-                exc.args[2:]
+        _add_timeout_hint(exc, inflight)
 
     def _lost(self, exc: Error) -> None:
         """The connection is gone (closed: the engine will not read the rest): the

@@ -437,15 +437,22 @@ class FaultProxy:
     after connecting, to aim at a query's response).  ``proxy.counts`` holds the bytes
     seen per direction since arming, for measuring a clean exchange first.  Each
     connection is served by a thread; ``close()`` stops everything.
+
+    One connection at a time is armed: the newest one when it is accepted (with
+    ``arm_on_connect``) or when ``arm()`` is called; its own byte counts decide where
+    the fault falls, and ``counts``/``fired`` are its.  Other connections pass through
+    untouched: a connection left from an earlier case, or a side connection the driver
+    opens (a KILL QUERY after a timeout), neither moves the armed one's offsets nor
+    takes its fault.
     """
 
     def __init__(self, upstream, fault=None, arm_on_connect=True):
         self.upstream = upstream
         self.fault = fault
         self.arm_on_connect = arm_on_connect
-        self.armed = arm_on_connect
-        self.counts = {"s2c": 0, "c2s": 0}
-        self.fired = False
+        self._newest = None     # the state of the connection accepted last
+        self._armed = None      # the state of the armed connection, if any
+        self._idle = {"counts": {"s2c": 0, "c2s": 0}, "fired": False}
         self._lock = threading.Lock()
         self._closing = False
         self._threads = []
@@ -459,15 +466,36 @@ class FaultProxy:
         t.start()
         self._threads.append(t)
 
-    def arm(self):
+    @staticmethod
+    def _fresh_state():
+        return {"counts": {"s2c": 0, "c2s": 0}, "fired": False}
+
+    @property
+    def counts(self):
+        """Bytes per direction the armed connection (or the last one armed) moved
+        since it was armed."""
         with self._lock:
-            self.counts = {"s2c": 0, "c2s": 0}
-            self.armed = True
-            self.fired = False
+            return (self._armed or self._idle)["counts"]
+
+    @property
+    def fired(self):
+        """Whether the fault has been applied to the armed connection."""
+        with self._lock:
+            return (self._armed or self._idle)["fired"]
+
+    def arm(self):
+        """Arm the newest connection: count its bytes from now and apply the fault to it."""
+        with self._lock:
+            state = self._newest if self._newest is not None else self._fresh_state()
+            state["counts"] = {"s2c": 0, "c2s": 0}
+            state["fired"] = False
+            self._armed = state
 
     def disarm(self):
         with self._lock:
-            self.armed = False
+            if self._armed is not None:
+                self._idle = self._armed
+            self._armed = None
 
     def _accept_loop(self):
         while not self._closing:
@@ -484,12 +512,13 @@ class FaultProxy:
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             with self._lock:
                 self._socks += [csock, ssock]
+                state = self._fresh_state()
+                self._newest = state
                 if self.arm_on_connect:
-                    self.counts = {"s2c": 0, "c2s": 0}
-                    self.armed = True
-                    self.fired = False
+                    self._armed = state
                 fault = self.fault
-            t = threading.Thread(target=self._pump, args=(csock, ssock, fault), daemon=True)
+            t = threading.Thread(target=self._pump, args=(csock, ssock, fault, state),
+                                 daemon=True)
             t.start()
             self._threads.append(t)
 
@@ -503,7 +532,7 @@ class FaultProxy:
             except OSError:
                 pass
 
-    def _pump(self, csock, ssock, fault):
+    def _pump(self, csock, ssock, fault, state):
         peers = {csock: (ssock, "c2s"), ssock: (csock, "s2c")}
         stalled_until = None
         try:
@@ -524,14 +553,17 @@ class FaultProxy:
                         self._close(csock, ssock)
                         return
                     with self._lock:
-                        armed = self.armed
-                        start = self.counts[direction]
+                        armed = self._armed is state
+                        start = state["counts"][direction]
                         if armed:
-                            self.counts[direction] += len(data)
-                    if (fault is not None and armed and not self.fired
-                            and direction == fault.direction and start + len(data) > fault.at):
+                            state["counts"][direction] += len(data)
+                        fire = (fault is not None and armed and not state["fired"]
+                                and direction == fault.direction
+                                and start + len(data) > fault.at)
+                        if fire:
+                            state["fired"] = True
+                    if fire:
                         k = fault.at - start
-                        self.fired = True
                         if fault.action == "corrupt":
                             data = data[:k] + bytes([data[k] ^ fault.xor]) + data[k + 1:]
                         elif fault.action == "garbage":

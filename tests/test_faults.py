@@ -27,6 +27,10 @@ from _peer import Fault, FaultProxy
 
 READ_TIMEOUT = 1.0
 DEADLINE = READ_TIMEOUT + 4.0       # a case taking longer than this counts as a hang
+#: the every-byte cut tests (test_bulk_faults, test_pipeline) cut at every STRIDE-th byte:
+#: 1 (every byte) but in the ASan/UBSan run (tools/sanitize-test.sh sets 3: the same code
+#: paths at a third of the cases, the run's time being the CI's longest step)
+STRIDE = max(1, int(os.environ.get("MYSQLC_FAULT_STRIDE", "1")))
 STATS = {"cases": 0, "errors": {}, "ok_after_corruption": 0}
 
 SELECT_MIXED = ("SELECT seq, seq * 1000003 AS big, CONCAT('row-', seq, '-', REPEAT('x', seq % 97)) AS s,"

@@ -302,7 +302,7 @@ def test_cut_at_every_byte_of_a_pipelined_exchange(mode_proxy, mode, api):
     seen = {"s2c": 0, "c2s": 0, "not reached": 0}
     for direction in ("s2c", "c2s"):
         n = tf._measure(server, proxy, _three_pipelined, direction=direction, **kw)
-        for at in range(n):
+        for at in range(0, n, tf.STRIDE):
             if tf._run_case(server, proxy, Fault(direction, at, "cut"), _three_pipelined,
                             **kw) is None:
                 seen["not reached"] += 1      # compressed only (see tf._run_case)

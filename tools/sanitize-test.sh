@@ -95,6 +95,10 @@ export PYTHONMALLOC=malloc
 export MYSQLC_LEAK_SCALE="${MYSQLC_LEAK_SCALE:-0.25}"
 export MYSQLC_THREAD_QUERIES="${MYSQLC_THREAD_QUERIES:-2000}"
 export MYSQLC_SANITIZED=1   # tests/test_leaks.py then checks traced allocations, not RSS
+# the every-byte cut tests (tests/test_bulk_faults.py, tests/test_pipeline.py) cut at every
+# 3rd byte here: the same code paths, a third of the cases (the plain run cuts at every
+# byte); this run is CI's longest step
+export MYSQLC_FAULT_STRIDE="${MYSQLC_FAULT_STRIDE:-3}"
 # Tests left out of both runs:
 # Tests that assert on the process's peak memory: under ASan the shadow memory and the
 # free quarantine make RSS meaningless (they run in the normal suite).
@@ -110,7 +114,10 @@ export MYSQLC_SANITIZED=1   # tests/test_leaks.py then checks traced allocations
 # inherit the preloaded libasan and refuse a mysqlc imported from another tree than the
 # benchmark's (the sanitizer build is a copy); the benchmark's code paths are the ones the
 # suite tests.
-LEFT_OUT="not streams_without_reading_it_whole and not peak_memory and not stays_near_its_wire_size and not odd_parameter_types_and_packet_refusals and not test_ray and not test_bench_small"
+# The SQLAlchemy compliance suite on the mysql+mysqldb dialect: the same driver paths as its
+# mariadb+mysqlc run through the MySQLdb shim (mysqlc.install_as_MySQLdb); those two runs
+# (text and prepared) stay.
+LEFT_OUT="not test_sqlalchemy_compliance_suite[mysql+mysqldb] and not streams_without_reading_it_whole and not peak_memory and not stays_near_its_wire_size and not odd_parameter_types_and_packet_refusals and not test_ray and not test_bench_small"
 
 # The asyncio run.  mysqlc.aio runs the sync driver code inside a greenlet per connection,
 # and greenlet switches by copying slices of the one C stack to the heap and back

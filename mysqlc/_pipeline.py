@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional
 
+from ._state import _SEMICOLON
 from .errors import Error, OperationalError, ProgrammingError
 
 #: at most this many commands in flight (sent, not answered) ...
@@ -56,7 +57,8 @@ _RE_LOAD_LOCAL_ANY = re.compile(rb"\bload\b.*?\b(?:data|xml)\b.*?\blocal\b", re.
 
 
 def _may_load_local(conn: Any, sql: bytes) -> bool:
-    if b"/*!" in sql or b"/*M!" in sql or (b";" in sql and conn._multi_statement(sql)):
+    if sql.find(b"/*!") >= 0 or sql.find(b"/*M!") >= 0 or \
+            (_SEMICOLON in sql and conn._multi_statement(sql)):
         return _RE_LOAD_LOCAL_ANY.search(sql) is not None
     return _RE_LOAD_LOCAL_START.match(sql) is not None
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, overload
 from . import _charsets, _infile_sql, _optionfile, _secure, cursors
 from . import _pipeline as _pipe_mod
 from ._dsn import parse_dsn, redact_host
-from ._state import _NO_ERROR, _busy
+from ._state import _NO_ERROR, _SEMICOLON, _busy
 from .constants import CLIENT, CR, SERVER_STATUS
 from .converters import _require_core, _split_conv, _str_fallback, conversions
 from .errors import (
@@ -952,7 +952,7 @@ class Connection:
                 if len(cache) >= 512:
                     cache.clear()
                 cache[sql] = doubt
-        if doubt or (b";" in sql and self._multi_statement(sql)):
+        if doubt or (_SEMICOLON in sql and self._multi_statement(sql)):
             self._mode_doubt = True
 
     _mode_multi = True      # CLIENT_MULTI_STATEMENTS was agreed (set at connect)
@@ -962,10 +962,10 @@ class Connection:
         outside quoted strings, identifiers and comments -- read with and without
         backslash escapes -- on a connection with CLIENT_MULTI_STATEMENTS, which
         mysqlc asks for by default as mysqlclient does.)"""
-        if not self._mode_multi or b";" not in sql:
+        if not self._mode_multi or _SEMICOLON not in sql:
             return False
         for pattern in _RE_SQL_SKIP:
-            if b";" in pattern.sub(b" ", sql).rstrip(b"; \t\r\n"):
+            if _SEMICOLON in pattern.sub(b" ", sql).rstrip(b"; \t\r\n"):
                 return True
         return False
 
@@ -1053,6 +1053,13 @@ class Connection:
     def charset(self, value):
         self._charset = value
         self._tracked_charset = None
+
+    def _session_charset(self):
+        """``(charset, encoding)``: :attr:`charset` and :attr:`encoding` in one call
+        (the statement path's)."""
+        self._sync_session()
+        t = self._tracked_charset
+        return t if t else (self._charset, self._encoding)
 
     @property
     def encoding(self) -> str:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 from . import _pipeline
 from . import bulk as _bulk
 from ._arrow import ArrowStream, _Collected, _need, arrow_table, convert, record_batches
-from ._state import _NO_ERROR, _busy
+from ._state import _BACKSLASH, _NO_ERROR, _SEMICOLON, _busy
 from .converters import _str_fallback, _str_fallback_args
 from .errors import (
     Error, NotSupportedError, OperationalError, ProgrammingError,
@@ -135,12 +135,16 @@ def _format_query(format_query, query, args, options):
         return format_query(query, fixed, **options)
 
 
-def _format_options(conn, nbe=False, portable=0):
+def _format_options(conn, nbe=False, portable=0, charset=None, encoding=None):
     """Keyword arguments of the core's ``format_query``/``literal`` for the SQL text
     that execute(), executemany(), mogrify() and callproc() send, with `nbe`
-    (NO_BACKSLASH_ESCAPES) and `portable` (0, 1 or 2) as :func:`_with_mode` chose."""
+    (NO_BACKSLASH_ESCAPES) and `portable` (0, 1 or 2) as :func:`_with_mode` chose;
+    `charset` and `encoding` the session's (``conn._session_charset()``) when the
+    caller has them already."""
+    if charset is None:
+        charset, encoding = conn._session_charset()
     return {"no_backslash_escapes": nbe,
-            "charset": conn.charset, "encoding": conn.encoding,
+            "charset": charset, "encoding": encoding,
             "encoders": conn._encoders, "binary_prefix": conn._binary_prefix,
             "portable": portable}
 
@@ -165,7 +169,7 @@ def _with_mode(conn, build, cursor=None, query=None, confirm=True, with_options=
         if result is None:
             raise _NeedsMode
         return (result, outer) if with_options else result
-    if query is not None and b";" in query and conn._multi_statement(query):
+    if query is not None and _SEMICOLON in query and conn._multi_statement(query):
         options = _format_options(conn, False, 1)
     else:
         mode = conn._escape_mode()
@@ -255,6 +259,24 @@ def _normalize_args(args):
     if isinstance(args, Mapping):
         return args
     return tuple(args)
+
+
+class _LazyExecuted:
+    """``cursor._executed``: the statement as sent, set by every execute in the instance's
+    own ``__dict__``; that of a bulk or prepared execute is the statement a mysqlclient
+    user would see there (parameters as literals), built on first access from
+    ``_executed_from``.  A non-data descriptor, so the instance's value is found first;
+    not a class ``__getattr__``, which would make every attribute access of a cursor
+    slower (CPython does not specialize attribute loads of such a class: an extra type
+    lookup per access)."""
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        source = obj.__dict__.pop("_executed_from", None)
+        value = _render_executed(*source) if source is not None else None
+        obj.__dict__["_executed"] = value
+        return value
 
 
 class BaseCursor:
@@ -384,18 +406,10 @@ class BaseCursor:
         :func:`mysqlc.bulk.load_table` runs (it imports no cursor class)."""
         return Cursor(self._get_conn())
 
-    #: what the lazily built ``_executed`` is made from (see __getattr__)
+    #: what the lazily built ``_executed`` is made from (see _LazyExecuted)
     _executed_from = None
 
-    def __getattr__(self, name):
-        # ``_executed`` of a bulk or prepared execute is the statement a mysqlclient
-        # user would see there (parameters as literals); it is built on first access
-        if name == "_executed":
-            source = self.__dict__.pop("_executed_from", None)
-            value = _render_executed(*source) if source is not None else None
-            self._executed = value
-            return value
-        raise AttributeError("%r object has no attribute %r" % (type(self).__name__, name))
+    _executed = _LazyExecuted()
 
     def _set_executed_lazily(self, *source):
         self.__dict__.pop("_executed", None)
@@ -417,9 +431,11 @@ class BaseCursor:
 
     def _format(self, conn, query, args):
         """Encode `query` and substitute `args`; returns bytes."""
-        conn._sync_session()   # before no_backslash_escapes is read (a procedure's restore)
+        # (its _sync_session first: before no_backslash_escapes is read, a procedure's
+        # restore)
+        charset, encoding = conn._session_charset()
         if isinstance(query, str):
-            query = query.encode(conn.encoding)
+            query = query.encode(encoding)
         elif isinstance(query, (bytearray, memoryview)):
             query = bytes(query)
         elif not isinstance(query, bytes):
@@ -432,11 +448,12 @@ class BaseCursor:
                               query=query, confirm=False)
         if args is not None:
             mode = conn._escape_mode()
-            if mode is not None and b";" not in query:
+            if mode is not None and _SEMICOLON not in query:
                 # the common case, the mode certain: _with_mode's first branch (an encoder's
                 # nested literal finds the same certain mode)
                 sql = _format_query(conn._core_module.format_query, query,
-                                    _normalize_args(args), _format_options(conn, mode, 0))
+                                    _normalize_args(args),
+                                    _format_options(conn, mode, 0, charset, encoding))
                 conn._mode_written = mode
             else:
                 sql = _with_mode(conn, partial(_format_query, conn._core_module.format_query,
@@ -466,6 +483,7 @@ class BaseCursor:
         if not isinstance(name, str):
             raise TypeError("query attribute name must be str, not %s" % type(name).__name__)
         if not self._attributes:
+            self._plain_text = False
             self._attributes = []
         self._attributes.append((name, value))
 
@@ -523,7 +541,11 @@ class BaseCursor:
                 # the statement sent, its first result kept, what _read_result sets
                 if core.rows_pending or core.more_results or core.cursor_open:
                     conn._discard_pending(self)
-                self._start_one_call(conn, sql)
+                conn._owner = weakref.ref(self)   # _start_one_call's steps, inlined
+                if self._executed_from is not None or self.messages or \
+                        self._pipe_error is not None or self._pipe_sets is not None:
+                    self._clear()
+                self._executed = sql
                 try:
                     (self._rows, self.description, self.description_flags, self.rowcount,
                      self.lastrowid, self.warning_count) = core.query_result(sql)
@@ -580,11 +602,19 @@ class BaseCursor:
     #: results as BaseCursor does (tuples, buffered); set for each class below
     _one_call = True
 
+    #: execute() of a statement without parameters may take its inlined path (when not
+    #: prepared): the class formats and sends as BaseCursor does; cleared on a cursor
+    #: given query attributes
+    _plain_text = True
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls._one_call and (cls._read_result is not BaseCursor._read_result
                               or cls._row_keys is not BaseCursor._row_keys):
             cls._one_call = False
+        plain = cls._format is BaseCursor._format and cls._query is BaseCursor._query
+        if plain != cls._plain_text:   # (set only where it changes: a class's own
+            cls._plain_text = plain     # namespace keeps only what it defines)
 
     def _read_result(self, core, field_count):
         if field_count > 0:
@@ -683,6 +713,22 @@ class BaseCursor:
         DatabaseError subclasses
             For errors the server reports (see :mod:`mysqlc.errors`).
         """
+        if args is None and infile is None and attributes is None and self._plain_text \
+                and not self._prepared:
+            # a statement without parameters: _format's work for it inlined (a small
+            # statement's Python cost is mostly its calls), the same steps in order
+            conn = self.connection
+            if conn is not None:
+                conn._last_error = _NO_ERROR
+                if type(query) is str:
+                    query = query.encode(conn.encoding)   # (after its _sync_session)
+                elif type(query) is bytes:
+                    conn._sync_session()
+                else:
+                    return self._query(conn, self._format(conn, query, None))
+                conn._mode_written = None
+                conn._note_statement(query)
+                return self._query(conn, query)
         if self._prepared:
             return self._execute_prepared(query, args, infile, attributes)
         conn = self._get_conn()
@@ -1716,7 +1762,7 @@ def _one_trip_ok(conn, sql, params):
     with `sql` before the server has counted its placeholders: no backslash (whose
     meaning in quotes depends on NO_BACKSLASH_ESCAPES), exactly len(params) ``?`` outside
     quotes and comments, and no value long enough for COM_STMT_SEND_LONG_DATA."""
-    if b"\\" in sql:
+    if _BACKSLASH in sql:
         return False
     count = 0
     for m in _RE_QMARK_OUTSIDE_QUOTES.finditer(sql):

@@ -1359,13 +1359,13 @@ static PyMethodDef Conn_methods[] = {
      " (nothing read) when decoding them may run Python code"},
     {"prefer_store", (PyCFunction)mc_conn_prefer_store, METH_NOARGS,
      "prefer_store(): store() keeps the next results (a columnar read happened)"},
-    {"query_result", (PyCFunction)(void (*)(void))mc_conn_query_result, METH_VARARGS | METH_KEYWORDS,
+    {"query_result", (PyCFunction)(void (*)(void))mc_conn_query_result, METH_FASTCALL | METH_KEYWORDS,
      "query_result(sql, keys=None) -> (rows, description, description_flags, rowcount,"
      " lastrowid, warning_count): query() and store() in one call (statement.c)"},
     {"send_query_nowait", (PyCFunction)mc_conn_send_query_nowait, METH_O,
      "send_query_nowait(sql) -> bool: COM_QUERY handed to the transport without waiting;"
      " False (nothing sent) when it needs a wait first (statement.c)"},
-    {"take_result", (PyCFunction)(void (*)(void))mc_conn_take_result, METH_VARARGS | METH_KEYWORDS,
+    {"take_result", (PyCFunction)(void (*)(void))mc_conn_take_result, METH_FASTCALL | METH_KEYWORDS,
      "take_result(keys=None, wait=False) -> the query_result() tuple of the statement"
      " send_query_nowait() sent, or None while its response is not complete"},
     {NULL},

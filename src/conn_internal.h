@@ -468,9 +468,11 @@ PyObject *mc_get_query_attributes(mc_conn *c, void *x);
 void mc_head_cache_forget(mc_conn *c);
 
 /* statement.c: one statement in one call (methods of Connection) */
-PyObject *mc_conn_query_result(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *mc_conn_query_result(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames);
 PyObject *mc_conn_send_query_nowait(mc_conn *c, PyObject *arg);
-PyObject *mc_conn_take_result(mc_conn *c, PyObject *args, PyObject *kwds);
+PyObject *mc_conn_take_result(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames);
 PyObject *mc_conn_get_take_pending(mc_conn *c, void *x);
 
 /* engine_api.c: the _engine_* methods of Connection (listed in conn.c's method table) */

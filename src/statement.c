@@ -35,9 +35,22 @@ static PyObject *result_tuple(mc_conn *c, Py_ssize_t nc, PyObject *rows) {
     if (nc > 0) {
         Py_ssize_t n = PyObject_Length(rows);
         if (n < 0) return NULL;
-        return Py_BuildValue("(OOOnii)", rows, c->description ? c->description : Py_None,
-                             c->description_flags ? c->description_flags : Py_None, n, 0,
-                             (int)c->warning_count);
+        PyObject *t = PyTuple_New(6);
+        if (!t) return NULL;
+        PyObject *count = PyLong_FromSsize_t(n);
+        PyObject *wc = PyLong_FromLong((long)c->warning_count);
+        if (!count || !wc) {
+            Py_XDECREF(count); Py_XDECREF(wc); Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, 0, Py_NewRef(rows));
+        PyTuple_SET_ITEM(t, 1, Py_NewRef(c->description ? c->description : Py_None));
+        PyTuple_SET_ITEM(t, 2, Py_NewRef(c->description_flags ? c->description_flags
+                                                              : Py_None));
+        PyTuple_SET_ITEM(t, 3, count);
+        PyTuple_SET_ITEM(t, 4, PyLong_FromLong(0));   /* (a small int: cannot fail) */
+        PyTuple_SET_ITEM(t, 5, wc);
+        return t;
     }
     PyObject *t = PyTuple_New(6);
     if (!t) return NULL;
@@ -127,6 +140,40 @@ static PyObject *take(mc_conn *c, PyObject *keys) {
     return t;
 }
 
+/* The arguments of a METH_FASTCALL | METH_KEYWORDS method into out[0..n): positional
+   ones first, then keywords by name (`names`); `required` of them must be given; out[]
+   holds the defaults of the others on entry.  0, or -1 with TypeError. */
+static int fast_args(const char *fn, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject *kwnames, const char *const *names, Py_ssize_t n,
+                     Py_ssize_t required, PyObject **out) {
+    if (nargs > n) {
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %zd arguments (%zd given)", fn, n,
+                     nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) out[i] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    Py_ssize_t given = nargs;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t i = 0;
+        while (i < n && PyUnicode_CompareWithASCIIString(name, names[i]) != 0) i++;
+        if (i == n || i < nargs) {
+            PyErr_Format(PyExc_TypeError, i == n ? "%s() got an unexpected keyword "
+                         "argument %R" : "%s() got multiple values for argument %R", fn, name);
+            return -1;
+        }
+        out[i] = args[nargs + k];
+        if (i < required) given++;
+    }
+    if (given < required) {
+        PyErr_Format(PyExc_TypeError, "%s() missing required argument '%s'", fn,
+                     names[given]);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_keys(PyObject **keys) {
     if (*keys == Py_None) { *keys = NULL; return 0; }
     if (!PyTuple_Check(*keys)) {
@@ -148,12 +195,17 @@ static int query_ready(mc_conn *c, const unsigned char *sql, size_t n) {
 
 /* query_result(sql: bytes, keys=None) -> (rows, description, description_flags, rowcount,
    lastrowid, warning_count): query() and store() (or fetch(-1)) in one call. */
-PyObject *mc_conn_query_result(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"sql", "keys", NULL};
+PyObject *mc_conn_query_result(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames) {
+    /* METH_FASTCALL: the sync cursors' per-statement call, so the arguments are taken
+       by hand (PyArg_ParseTupleAndKeywords and a Py_buffer cost about as much as the
+       rest of the call's Python-facing work for a small statement) */
+    static const char *const names[] = {"sql", "keys"};
+    PyObject *a[2] = {NULL, Py_None};
+    if (fast_args("query_result", args, nargs, kwnames, names, 2, 1, a) < 0) return NULL;
+    PyObject *keys = a[1];
     Py_buffer view;
-    PyObject *keys = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "y*|O:query_result", kwlist, &view, &keys))
-        return NULL;
+    if (PyObject_GetBuffer(a[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     PyObject *ret = NULL;
     if (parse_keys(&keys) < 0) goto out;
     if (mc_conn_enter(c) < 0) goto out;
@@ -218,12 +270,14 @@ out:
 /* take_result(keys=None, wait=False) -> the result tuple, or None (wait=False) while the
    response of the statement send_query_nowait() sent is not complete; the rows that are
    complete are kept meanwhile.  An ERR raises as query() does. */
-PyObject *mc_conn_take_result(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"keys", "wait", NULL};
-    PyObject *keys = Py_None;
-    int wait = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|Op:take_result", kwlist, &keys, &wait))
-        return NULL;
+PyObject *mc_conn_take_result(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
+    static const char *const names[] = {"keys", "wait"};   /* (METH_FASTCALL: per statement) */
+    PyObject *a[2] = {Py_None, Py_False};
+    if (fast_args("take_result", args, nargs, kwnames, names, 2, 0, a) < 0) return NULL;
+    PyObject *keys = a[0];
+    int wait = PyObject_IsTrue(a[1]);
+    if (wait < 0) return NULL;
     if (parse_keys(&keys) < 0) return NULL;
     if (c->fd < 0) {   /* (the stream ended, and with it the statement's response) */
         take_clear(c);

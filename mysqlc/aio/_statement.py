@@ -31,7 +31,7 @@ import asyncio
 from typing import Any, Awaitable, Callable, Optional
 
 from .. import connections
-from .._state import _NO_ERROR, _busy
+from .._state import _NO_ERROR, _SEMICOLON, _busy
 from ..errors import Error
 from ._runner import CANCEL_BUDGET
 from ._transport import _DONE, _TIMEOUT
@@ -50,7 +50,7 @@ def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
         if isinstance(query, str):
             if ";" in query:
                 return None
-        elif not isinstance(query, bytes) or b";" in query:
+        elif not isinstance(query, bytes) or _SEMICOLON in query:
             return None
     return cur._format(conn, query, args)
 

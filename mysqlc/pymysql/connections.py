@@ -503,6 +503,9 @@ class Connection(_connections.Connection):
 
     # ------------------------------------------------------------ information
 
+    def _session_charset(self):
+        return self.charset, self.encoding   # (PyMySQL's codec names)
+
     @property
     def encoding(self):
         """Python codec of the connection charset, with PyMySQL's names

@@ -451,9 +451,14 @@ class BaseCursor:
             if mode is not None and _SEMICOLON not in query:
                 # the common case, the mode certain: _with_mode's first branch (an encoder's
                 # nested literal finds the same certain mode)
-                sql = _format_query(conn._core_module.format_query, query,
-                                    _normalize_args(args),
-                                    _format_options(conn, mode, 0, charset, encoding))
+                if type(args) is not tuple:
+                    args = _normalize_args(args)
+                options = _format_options(conn, mode, 0, charset, encoding)
+                format_query = conn._core_module.format_query
+                try:
+                    sql = format_query(query, args, **options)
+                except ProgrammingError:   # (again, then with the str() fallback)
+                    sql = _format_query(format_query, query, args, options)
                 conn._mode_written = mode
             else:
                 sql = _with_mode(conn, partial(_format_query, conn._core_module.format_query,
@@ -731,7 +736,9 @@ class BaseCursor:
                 return self._query(conn, query)
         if self._prepared:
             return self._execute_prepared(query, args, infile, attributes)
-        conn = self._get_conn()
+        conn = self.connection   # (_get_conn, inlined)
+        if conn is None:
+            raise ProgrammingError(0, "cursor closed")
         # mysqlclient's execute() first drains the connection (mysql_next_result),
         # which clears the last error even when the parameters then fail to format
         conn._last_error = _NO_ERROR

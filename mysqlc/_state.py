@@ -24,3 +24,8 @@ def _busy():
 #: statement's Python path; ``59 in sql`` is a memchr.
 _SEMICOLON = ord(";")
 _BACKSLASH = ord("\\")
+
+#: statement text (bytes) -> whether it makes the sql_mode uncertain: what
+#: Connection._note_statement found (mysqlc/connections.py); the cursors' statement path
+#: skips the call for a text known to be harmless
+_MODE_NOTE_CACHE: dict = {}

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union, overload
 from . import _charsets, _infile_sql, _optionfile, _secure, cursors
 from . import _pipeline as _pipe_mod
 from ._dsn import parse_dsn, redact_host
-from ._state import _NO_ERROR, _SEMICOLON, _busy
+from ._state import _MODE_NOTE_CACHE, _NO_ERROR, _SEMICOLON, _busy
 from .constants import CLIENT, CR, SERVER_STATUS
 from .converters import _require_core, _split_conv, _str_fallback, conversions
 from .errors import (
@@ -277,7 +277,6 @@ _MODE_SCAN_LIMIT = 65536
 _RE_CHARSET_CHANGE = re.compile(
     rb"\bset\b.*?\b(?:names|charset|character\s+set|character_set_client)\b", re.S)
 _STATUS_NBE = SERVER_STATUS.SERVER_STATUS_NO_BACKSLASH_ESCAPES
-_MODE_NOTE_CACHE = {}     # statement text -> whether it makes the mode uncertain
 # quoted strings, quoted identifiers and comments (not executable ones) of a statement
 # text, with backslash escapes and without (Connection._multi_statement)
 _RE_SQL_SKIP = tuple(re.compile(
@@ -786,7 +785,7 @@ class Connection:
     _resynced_seq = 0
 
     def _sync_session(self):
-        core = self.__dict__.get("_conn")
+        core = self._conn   # (None: the class default, before connect)
         if core is None:
             return
         seq = getattr(core, "session_track_seq", None)   # None: a stand-in core (tests)
@@ -817,7 +816,7 @@ class Connection:
         self._qmark_cache.clear()   # cached encodings of str queries
         # MariaDB converts a prepared statement's str parameters as the charset of its
         # prepare time said: the statements are re-prepared (see _drop_statements)
-        self._stmt_stale = bool(self.__dict__.get("_stmt_cache"))
+        self._stmt_stale = bool(getattr(self, "_stmt_cache", None))
 
     def _drop_statements(self, cursor=None):
         """Close the cached prepared statements (before the next prepared execute
@@ -976,7 +975,7 @@ class Connection:
         sql_mode added to its tracking list, as at connect.  Returns the mode (bool),
         or None when no statement can be sent now (the connection is in use, results
         are unread, or it is closed): then the value must be sent another way."""
-        core = self.__dict__.get("_conn")
+        core = self._conn   # (None: the class default, before connect)
         if core is None or self._closed or not core.open or not self._io_possible():
             return None
         if getattr(core, "pipe_pending", 0):
@@ -1171,7 +1170,7 @@ class Connection:
             self._start_session(core, self._set_names)
             # what _reset_session() sets up again: the settings as connect() made them
             # (the PyMySQL flavour keeps its codec elsewhere: no _encoding)
-            self._session_start = (self._charset, self.__dict__.get("_encoding"),
+            self._session_start = (self._charset, getattr(self, "_encoding", None),
                                    self._collation,
                                    self._set_names, self._handshake_collation,
                                    self._database, core.schema)

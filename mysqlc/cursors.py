@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
 from . import _pipeline
 from . import bulk as _bulk
 from ._arrow import ArrowStream, _Collected, _need, arrow_table, convert, record_batches
-from ._state import _BACKSLASH, _NO_ERROR, _SEMICOLON, _busy
+from ._state import _BACKSLASH, _MODE_NOTE_CACHE, _NO_ERROR, _SEMICOLON, _busy
 from .converters import _str_fallback, _str_fallback_args
 from .errors import (
     Error, NotSupportedError, OperationalError, ProgrammingError,
@@ -362,6 +362,7 @@ class BaseCursor:
         self.messages = []
         self._executed = None
         self._rows = None
+        self._self_ref = weakref.ref(self)   # what the connection's _owner holds
         if self._prepared:
             self._set_prepared()
 
@@ -370,6 +371,8 @@ class BaseCursor:
     _pipe_entry = None
     _pipe_error = None
     _pipe_sets = None
+    _self_ref = None   # weakref.ref(self), made in __init__
+    _rendering = False   # set in the instance while _executed is rendered
 
     def _pipe_rows(self):
         """The rows when ``_rows`` is None: a pipelined result is read first (every
@@ -440,7 +443,7 @@ class BaseCursor:
             query = bytes(query)
         elif not isinstance(query, bytes):
             raise TypeError("query must be str or bytes, not %s" % type(query).__name__)
-        if self.__dict__.get("_rendering"):     # _executed of a statement sent otherwise
+        if self._rendering:     # _executed of a statement sent otherwise (_render_executed)
             if args is None:
                 return query
             return _with_mode(conn, partial(_format_query, conn._core_module.format_query,
@@ -453,13 +456,17 @@ class BaseCursor:
                 # nested literal finds the same certain mode)
                 if type(args) is not tuple:
                     args = _normalize_args(args)
-                options = _format_options(conn, mode, 0, charset, encoding)
-                format_query = conn._core_module.format_query
                 try:
-                    sql = format_query(query, args, **options)
+                    # format_query with these options, kept by the core between calls
+                    sql = conn._conn.format_statement(query, args, mode, charset, encoding,
+                                                      conn._encoders, conn._binary_prefix)
                 except ProgrammingError:   # (again, then with the str() fallback)
-                    sql = _format_query(format_query, query, args, options)
+                    sql = _format_query(conn._core_module.format_query, query, args,
+                                        _format_options(conn, mode, 0, charset, encoding))
                 conn._mode_written = mode
+                if _MODE_NOTE_CACHE.get(query) is not False:   # (a text seen and cleared:
+                    conn._note_statement(query)                # the call's whole work)
+                return sql
             else:
                 sql = _with_mode(conn, partial(_format_query, conn._core_module.format_query,
                                                query, _normalize_args(args)), self, query)
@@ -544,9 +551,9 @@ class BaseCursor:
             if pipe is None and attributes is None and self._one_call:
                 # the common case in one call into the core (statement.c query_result):
                 # the statement sent, its first result kept, what _read_result sets
-                if core.rows_pending or core.more_results or core.cursor_open:
+                if core.unread:   # rows_pending, more_results or cursor_open
                     conn._discard_pending(self)
-                conn._owner = weakref.ref(self)   # _start_one_call's steps, inlined
+                conn._owner = self._self_ref or weakref.ref(self)   # _start_one_call's steps
                 if self._executed_from is not None or self.messages or \
                         self._pipe_error is not None or self._pipe_sets is not None:
                     self._clear()

@@ -78,6 +78,7 @@ static int Conn_traverse(mc_conn *c, visitproc visit, void *arg) {
     Py_VISIT(c->pytls_in);
     Py_VISIT(c->pytls_out);
     Py_VISIT(c->meta_cache);
+    if (mc_fmt_cache_traverse(c->fmt_cache, visit, arg)) return -1;
     Py_VISIT(c->connect_attrs);
     Py_VISIT(c->description);
     Py_VISIT(c->column_names);
@@ -109,6 +110,7 @@ static int Conn_clear(mc_conn *c) {
     Py_CLEAR(c->infile_handler);
     Py_CLEAR(c->infile_exc);
     Py_CLEAR(c->take_rows);
+    mc_fmt_cache_free(&c->fmt_cache);
     mc_head_cache_forget(c);
     mc_writer_free(&c->hc_bytes);
     Py_CLEAR(c->on_abandon);
@@ -1099,6 +1101,9 @@ static PyObject *get_field_count(mc_conn *c, void *x) { return PyLong_FromSsize_
 static PyObject *get_more_results(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_MORE); }
 static PyObject *get_rows_pending(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_ROWS); }
 static PyObject *get_cursor_open(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_CURSOR); }
+static PyObject *get_unread(mc_conn *c, void *x) {
+    return PyBool_FromLong(c->state == ST_ROWS || c->state == ST_MORE || c->state == ST_CURSOR);
+}
 static PyObject *get_on_abandon(mc_conn *c, void *x) { return obj_or_none(c->on_abandon); }
 static int set_on_abandon(mc_conn *c, PyObject *v, void *x) {
     if (v && v != Py_None && !PyCallable_Check(v)) {
@@ -1252,6 +1257,9 @@ static PyGetSetDef Conn_getset[] = {
     {"pipe_max_bytes", (getter)get_pipe_bound, (setter)set_pipe_bound,
      "the bound on the bytes of pipelined commands in flight (default 65536)", (void *)1},
     {"rows_pending", (getter)get_rows_pending, NULL, NULL, NULL},
+    {"unread", (getter)get_unread, NULL,
+     "rows_pending or more_results or cursor_open: a response left to read (or discard) "
+     "before the next command", NULL},
     {"cursor_open", (getter)get_cursor_open, NULL,
      "a server-side cursor is open: read it with stmt_fetch()", NULL},
     {"infile_handler", (getter)get_infile_handler, (setter)set_infile_handler,
@@ -1359,6 +1367,11 @@ static PyMethodDef Conn_methods[] = {
      " (nothing read) when decoding them may run Python code"},
     {"prefer_store", (PyCFunction)mc_conn_prefer_store, METH_NOARGS,
      "prefer_store(): store() keeps the next results (a columnar read happened)"},
+    {"format_statement", (PyCFunction)(void (*)(void))mc_conn_format_statement, METH_FASTCALL,
+     "format_statement(query, args, no_backslash_escapes, charset, encoding, encoders,"
+     " binary_prefix) -> bytes: format_query() with these options (portable=0), all"
+     " positional; the options are read again only when an argument object differs from"
+     " the last call's"},
     {"query_result", (PyCFunction)(void (*)(void))mc_conn_query_result, METH_FASTCALL | METH_KEYWORDS,
      "query_result(sql, keys=None) -> (rows, description, description_flags, rowcount,"
      " lastrowid, warning_count): query() and store() in one call (statement.c)"},

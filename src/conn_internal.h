@@ -184,6 +184,7 @@ struct mc_conn_s {
     int take_phase;        /* 0 none, 1 sent (head not read), 2 rows being kept */
     Py_ssize_t take_nc;    /* phase 2: the result's field count */
     PyObject *take_rows;   /* phase 2: the Store being filled, or the list of decoded rows */
+    mc_fmt_cache *fmt_cache;   /* format_statement()'s options, or NULL (encode.c) */
     unsigned char *zbuf;
     size_t zcap, zpos, zend;
     mc_writer zsend;       /* plain packets assembled before compression */
@@ -468,6 +469,7 @@ PyObject *mc_get_query_attributes(mc_conn *c, void *x);
 void mc_head_cache_forget(mc_conn *c);
 
 /* statement.c: one statement in one call (methods of Connection) */
+PyObject *mc_conn_format_statement(mc_conn *c, PyObject *const *args, Py_ssize_t nargs);
 PyObject *mc_conn_query_result(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames);
 PyObject *mc_conn_send_query_nowait(mc_conn *c, PyObject *arg);

@@ -1027,12 +1027,14 @@ static const char *const format_query_names[] = {
     "binary_prefix", "portable",
 };
 
+/* `query` (bytes-like, not str) with `params` substituted under the options `o` (its
+ * needs_mode is set here); None for portable=2 and a value that needs the mode.  The
+ * body of format_query() and of Connection.format_statement(). */
 static PyObject *
-mc_encode_format_query(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
-                       PyObject *kwnames)
+format_with(enc_opts *op, PyObject *query, PyObject *params)
 {
-    PyObject *v[8], *query, *params, *seq = NULL, *result = NULL;
-    enc_opts o;
+    PyObject *seq = NULL, *result = NULL;
+    enc_opts o = *op;
     Py_buffer qview;
     const char *q, *p, *end;
     Py_ssize_t qlen, used = 0, nparams = 0;
@@ -1040,24 +1042,6 @@ mc_encode_format_query(PyObject *module, PyObject *const *args, Py_ssize_t nargs
     obuf b;
 
     b.obj = NULL;
-    if (parse_args("format_query", format_query_names, 8, 7, 2, args, nargs, kwnames, v) < 0)
-        return NULL;
-    query = v[0];
-    params = v[1];
-    if (!PyObject_CheckBuffer(query) || PyUnicode_Check(query)) {
-        PyErr_Format(PyExc_TypeError, "format_query() query must be bytes, not %.100s",
-                     Py_TYPE(query)->tp_name);
-        return NULL;
-    }
-    if (params == Py_None) {
-        if (PyBytes_CheckExact(query)) {
-            Py_INCREF(query);
-            return query;
-        }
-        return PyBytes_FromObject(query);
-    }
-    if (opts_init(&o, mc_state_from_module(module), v[2], v[3], v[4], v[5], v[6], v[7]) < 0)
-        return NULL;
     o.needs_mode = &needs_mode;
 
     if (PyDict_Check(params)) {
@@ -1214,6 +1198,120 @@ error:
         Py_RETURN_NONE;
     }
     return result;
+}
+
+static int
+check_query(const char *fname, PyObject *query)
+{
+    if (!PyObject_CheckBuffer(query) || PyUnicode_Check(query)) {
+        PyErr_Format(PyExc_TypeError, "%s() query must be bytes, not %.100s", fname,
+                     Py_TYPE(query)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+query_unchanged(PyObject *query)
+{
+    if (PyBytes_CheckExact(query))
+        return Py_NewRef(query);
+    return PyBytes_FromObject(query);
+}
+
+static PyObject *
+mc_encode_format_query(PyObject *module, PyObject *const *args, Py_ssize_t nargs,
+                       PyObject *kwnames)
+{
+    PyObject *v[8];
+    enc_opts o;
+
+    if (parse_args("format_query", format_query_names, 8, 7, 2, args, nargs, kwnames, v) < 0)
+        return NULL;
+    if (check_query("format_query", v[0]) < 0)
+        return NULL;
+    if (v[1] == Py_None)
+        return query_unchanged(v[0]);
+    if (opts_init(&o, mc_state_from_module(module), v[2], v[3], v[4], v[5], v[6], v[7]) < 0)
+        return NULL;
+    return format_with(&o, v[0], v[1]);
+}
+
+/* The options of the last format_statement() call of one connection, kept with strong
+ * references to the objects they were read from (opts borrows the codec name's UTF-8
+ * and the encoders dict from them). */
+struct mc_fmt_cache {
+    PyObject *key[5];      /* no_backslash_escapes, charset, encoding, encoders,
+                              binary_prefix; NULL: nothing kept */
+    enc_opts o;
+};
+
+void
+mc_fmt_cache_free(mc_fmt_cache **pc)
+{
+    mc_fmt_cache *c = *pc;
+    if (!c)
+        return;
+    *pc = NULL;
+    for (int i = 0; i < 5; i++)
+        Py_CLEAR(c->key[i]);
+    PyMem_Free(c);
+}
+
+int
+mc_fmt_cache_traverse(mc_fmt_cache *c, visitproc visit, void *arg)
+{
+    if (c)
+        for (int i = 0; i < 5; i++)
+            Py_VISIT(c->key[i]);
+    return 0;
+}
+
+/* Connection.format_statement(query, args, no_backslash_escapes, charset, encoding,
+ * encoders, binary_prefix) -> bytes: format_query() with these options (portable=0),
+ * all positional, the options read again only when one of the objects differs from the
+ * last call's (or the encoders dict became empty or non-empty): the statement path's
+ * call (mysqlc/cursors.py BaseCursor._format). */
+PyObject *
+mc_encode_format_cached(mc_fmt_cache **pc, mc_state *st, PyObject *const *args,
+                        Py_ssize_t nargs)
+{
+    mc_fmt_cache *c = *pc;
+    int hit;
+
+    if (nargs != 7) {
+        PyErr_Format(PyExc_TypeError, "format_statement() takes 7 positional arguments "
+                     "(query, args, no_backslash_escapes, charset, encoding, encoders, "
+                     "binary_prefix), %zd given", nargs);
+        return NULL;
+    }
+    if (check_query("format_statement", args[0]) < 0)
+        return NULL;
+    if (args[1] == Py_None)
+        return query_unchanged(args[0]);
+    if (!c) {
+        c = PyMem_Calloc(1, sizeof *c);
+        if (!c)
+            return PyErr_NoMemory();
+        *pc = c;
+    }
+    hit = c->key[0] != NULL;
+    for (int i = 0; hit && i < 5; i++)
+        hit = c->key[i] == args[2 + i];
+    if (hit && args[5] != Py_None &&
+        (PyDict_GET_SIZE(args[5]) == 0) != (c->o.encoders == NULL))
+        hit = 0;
+    if (!hit) {
+        for (int i = 0; i < 5; i++)
+            Py_CLEAR(c->key[i]);
+        if (opts_init(&c->o, st, args[2], args[3], args[4], args[5], args[6], NULL) < 0)
+            return NULL;
+        for (int i = 0; i < 5; i++)
+            c->key[i] = Py_NewRef(args[2 + i]);
+    }
+    /* (what c->o borrows is also held by the caller's arguments for this call: an encoder
+       that formats on the same connection meanwhile cannot free it) */
+    return format_with(&c->o, args[0], args[1]);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -202,6 +202,12 @@ static inline uint32_t mc_load_u24(const unsigned char *p) {
 
 /* ---- encode.c: client-side literals and query formatting ---- */
 extern PyMethodDef mc_encode_methods[];
+/* the options of a connection's last format_statement() call (Connection.fmt_cache) */
+typedef struct mc_fmt_cache mc_fmt_cache;
+PyObject *mc_encode_format_cached(mc_fmt_cache **pc, mc_state *st, PyObject *const *args,
+                                  Py_ssize_t nargs);
+void mc_fmt_cache_free(mc_fmt_cache **pc);
+int mc_fmt_cache_traverse(mc_fmt_cache *c, visitproc visit, void *arg);
 /* a temporal value's text literal without quotes; its length, 0 when not temporal */
 #define MC_TEMPORAL_CHARS 48
 Py_ssize_t mc_enc_temporal_chars(char *out, PyObject *obj);

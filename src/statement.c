@@ -193,6 +193,13 @@ static int query_ready(mc_conn *c, const unsigned char *sql, size_t n) {
     return 0;
 }
 
+/* format_statement(query, args, no_backslash_escapes, charset, encoding, encoders,
+   binary_prefix) -> bytes: the statement path's formatting (encode.c), its options kept
+   per connection.  No I/O and no state of the session: no thread guard. */
+PyObject *mc_conn_format_statement(mc_conn *c, PyObject *const *args, Py_ssize_t nargs) {
+    return mc_encode_format_cached(&c->fmt_cache, c->st, args, nargs);
+}
+
 /* query_result(sql: bytes, keys=None) -> (rows, description, description_flags, rowcount,
    lastrowid, warning_count): query() and store() (or fetch(-1)) in one call. */
 PyObject *mc_conn_query_result(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,

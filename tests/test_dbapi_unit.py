@@ -534,6 +534,10 @@ class FakeCore:
     def more_results(self):
         return bool(self._pending)
 
+    @property
+    def unread(self):   # as the core's: rows_pending or more_results or cursor_open
+        return self.rows_pending or self.more_results or self.cursor_open
+
     def _load(self, result):
         self._cur = result
         if result[0] == "rows":

@@ -389,3 +389,99 @@ def test_one_trip_prepare_of_a_command_of_several_packets(conn_kwargs, rows, siz
         assert cur.fetchall() == ((3,),)
     finally:
         c.close()
+
+
+# ------------------------------------------------------------- format_statement
+# Connection.format_statement (src/encode.c mc_encode_format_cached): format_query()
+# with the options positional, kept by the core between calls and read again when any
+# of their objects differs.  A stale cache would write a value escaped for the wrong
+# sql_mode or charset: each step compares with format_query() of the same options.
+
+def _fmt_cases():
+    text = "it's a \\ back\nslash \u00e9"
+    blob = b"\x00'\\\x5c\xff"
+    return [
+        (False, "utf8mb4", "utf-8", None, False, (text, blob, 1.5, None)),
+        (True, "utf8mb4", "utf-8", None, False, (text, blob, 1.5, None)),    # NBE on
+        (False, "latin1", "latin-1", None, False, ("caf\u00e9 \\ '", blob)),  # charset
+        (False, "gbk", "gbk", None, True, ("\u4e2d\u6587\\'", blob)),         # mb, prefix
+        (False, "".join(["utf8", "mb4"]), "utf-8", None, False, (text,)),     # equal, not same
+        (False, "utf8mb4", "utf-8", {}, False, (text,)),                      # empty encoders
+    ]
+
+
+def test_format_statement_equals_format_query_as_options_change():
+    core = mysqlc._core.Connection()
+    for nbe, cs, enc, encoders, bp, args in _fmt_cases() * 2:
+        query = b"SELECT " + b", ".join([b"%s"] * len(args))
+        want = mysqlc._core.format_query(query, args, no_backslash_escapes=nbe, charset=cs,
+                                         encoding=enc, encoders=encoders, binary_prefix=bp)
+        got = core.format_statement(query, args, nbe, cs, enc, encoders, bp)
+        assert got == want, (nbe, cs, args)
+    # the same dict object filled in place after a call: its encoder is used
+    class Point:
+        pass
+
+    encoders = {}
+    with pytest.raises(mysqlc.ProgrammingError):
+        core.format_statement(b"%s", (Point(),), False, "utf8mb4", "utf-8", encoders, False)
+    encoders[Point] = lambda v: b"POINT(1, 2)"
+    assert core.format_statement(b"%s", (Point(),), False, "utf8mb4", "utf-8", encoders,
+                                 False) == b"POINT(1, 2)"
+    del encoders[Point]
+    with pytest.raises(mysqlc.ProgrammingError):
+        core.format_statement(b"%s", (Point(),), False, "utf8mb4", "utf-8", encoders, False)
+
+
+def test_format_statement_reentered_by_an_encoder_with_other_options():
+    """An encoder that formats on the same connection with other options (replacing the
+    kept ones) does not change the outer call's escaping."""
+    core = mysqlc._core.Connection()
+
+    class Inner:
+        pass
+
+    def enc(v):   # formats with NO_BACKSLASH_ESCAPES, latin1: the cache is re-read
+        return core.format_statement(b"%s", ("a\\b",), True, "latin1", "latin-1", None,
+                                     False)
+
+    encoders = {Inner: enc}
+    got = core.format_statement(b"%s, %s, %s", ("x\\y", Inner(), "p'q"), False, "utf8mb4",
+                                "utf-8", encoders, False)
+    assert got == b"'x\\\\y', 'a\\b', 'p\\'q'"
+
+
+def test_format_statement_misuse():
+    core = mysqlc._core.Connection()
+    with pytest.raises(TypeError, match="7 positional arguments"):
+        core.format_statement(b"%s", (1,))
+    with pytest.raises(TypeError, match="query must be bytes"):
+        core.format_statement("%s", (1,), False, "utf8mb4", "utf-8", None, False)
+    with pytest.raises(TypeError, match="encoders must be a dict"):
+        core.format_statement(b"%s", (1,), False, "utf8mb4", "utf-8", [], False)
+    with pytest.raises(mysqlc.ProgrammingError, match="wrong number of parameters"):
+        core.format_statement(b"%s %s", (1,), False, "utf8mb4", "utf-8", None, False)
+    # after an error the next call with good options works
+    assert core.format_statement(b"%s", (1,), False, "utf8mb4", "utf-8", None,
+                                 False) == b"1"
+    assert core.format_statement(b"x", None, False, "utf8mb4", "utf-8", None, False) == b"x"
+
+
+def test_cursor_formats_for_the_current_mode(conn_kwargs):
+    """The statement path's formatting follows the session: the same execute() before
+    and after SET sql_mode=NO_BACKSLASH_ESCAPES (the kept options re-read) stores the
+    same value."""
+    with mysqlc.connect(**conn_kwargs, autocommit=True) as conn:
+        cur = conn.cursor()
+        value = "a\\'b\\\\c"
+        cur.execute("SELECT %s", (value,))
+        assert cur.fetchall() == ((value,),)
+        assert cur._executed == b"SELECT 'a\\\\\\'b\\\\\\\\c'"
+        cur.execute("SET sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')")
+        cur.execute("SELECT %s", (value,))
+        assert cur.fetchall() == ((value,),)
+        assert cur._executed == b"SELECT 'a\\''b\\\\c'"
+        cur.execute("SET sql_mode = REPLACE(@@sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
+        cur.execute("SELECT %s", (value,))
+        assert cur.fetchall() == ((value,),)
+        assert cur._executed == b"SELECT 'a\\\\\\'b\\\\\\\\c'"

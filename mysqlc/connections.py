@@ -1056,7 +1056,10 @@ class Connection:
     def _session_charset(self):
         """``(charset, encoding)``: :attr:`charset` and :attr:`encoding` in one call
         (the statement path's)."""
-        self._sync_session()
+        core = self._conn
+        if core is not None and getattr(core, "session_track_seq",
+                                        self._track_seq) != self._track_seq:
+            self._sync_session()   # (only when the session reported a change)
         t = self._tracked_charset
         return t if t else (self._charset, self._encoding)
 

@@ -473,6 +473,8 @@ class BaseCursor:
         else:
             sql = query
             conn._mode_written = None
+            if _MODE_NOTE_CACHE.get(query) is False and _SEMICOLON not in query:
+                return sql   # (_note_statement would do nothing)
         conn._note_statement(query)
         return sql
 
@@ -590,7 +592,7 @@ class BaseCursor:
         ``take_result``): the connection's owner, the cursor's state of the last
         statement cleared (only what is set: the call sets the rest), `sql` as
         ``_executed``."""
-        conn._owner = weakref.ref(self)
+        conn._owner = self._self_ref or weakref.ref(self)
         if self._executed_from is not None or self.messages or \
                 self._pipe_error is not None or self._pipe_sets is not None:
             self._clear()
@@ -739,7 +741,8 @@ class BaseCursor:
                 else:
                     return self._query(conn, self._format(conn, query, None))
                 conn._mode_written = None
-                conn._note_statement(query)
+                if _MODE_NOTE_CACHE.get(query) is not False or _SEMICOLON in query:
+                    conn._note_statement(query)   # (else the call would do nothing)
                 return self._query(conn, query)
         if self._prepared:
             return self._execute_prepared(query, args, infile, attributes)

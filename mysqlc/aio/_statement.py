@@ -62,8 +62,7 @@ def _engine_ready(worker: Any, conn: Any, loop: asyncio.AbstractEventLoop) -> bo
     proto = conn._proto
     return not (worker.busy or conn._closed or conn._pipeline is not None or core is None
                 or proto is None or proto._state or proto._early or proto._exc is not None
-                or worker.loop is not loop or core.rows_pending or core.more_results
-                or core.cursor_open)
+                or worker.loop is not loop or core.unread)   # rows/results/cursor left
 
 
 async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = None,

@@ -362,7 +362,6 @@ class BaseCursor:
         self.messages = []
         self._executed = None
         self._rows = None
-        self._self_ref = weakref.ref(self)   # what the connection's _owner holds
         if self._prepared:
             self._set_prepared()
 
@@ -371,7 +370,6 @@ class BaseCursor:
     _pipe_entry = None
     _pipe_error = None
     _pipe_sets = None
-    _self_ref = None   # weakref.ref(self), made in __init__
     _rendering = False   # set in the instance while _executed is rendered
 
     def _pipe_rows(self):
@@ -555,7 +553,7 @@ class BaseCursor:
                 # the statement sent, its first result kept, what _read_result sets
                 if core.unread:   # rows_pending, more_results or cursor_open
                     conn._discard_pending(self)
-                conn._owner = self._self_ref or weakref.ref(self)   # _start_one_call's steps
+                conn._owner = weakref.ref(self)   # _start_one_call's steps
                 if self._executed_from is not None or self.messages or \
                         self._pipe_error is not None or self._pipe_sets is not None:
                     self._clear()
@@ -592,7 +590,7 @@ class BaseCursor:
         ``take_result``): the connection's owner, the cursor's state of the last
         statement cleared (only what is set: the call sets the rest), `sql` as
         ``_executed``."""
-        conn._owner = self._self_ref or weakref.ref(self)
+        conn._owner = weakref.ref(self)
         if self._executed_from is not None or self.messages or \
                 self._pipe_error is not None or self._pipe_sets is not None:
             self._clear()

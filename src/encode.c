@@ -1302,10 +1302,14 @@ mc_encode_format_cached(mc_fmt_cache **pc, mc_state *st, PyObject *const *args,
         (PyDict_GET_SIZE(args[5]) == 0) != (c->o.encoders == NULL))
         hit = 0;
     if (!hit) {
+        /* read into a local first: opts_init may run Python code (__bool__) that calls
+           this again on the same connection */
+        enc_opts fresh;
+        if (opts_init(&fresh, st, args[2], args[3], args[4], args[5], args[6], NULL) < 0)
+            return NULL;
         for (int i = 0; i < 5; i++)
             Py_CLEAR(c->key[i]);
-        if (opts_init(&c->o, st, args[2], args[3], args[4], args[5], args[6], NULL) < 0)
-            return NULL;
+        c->o = fresh;
         for (int i = 0; i < 5; i++)
             c->key[i] = Py_NewRef(args[2 + i]);
     }

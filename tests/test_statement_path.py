@@ -485,3 +485,33 @@ def test_cursor_formats_for_the_current_mode(conn_kwargs):
         cur.execute("SELECT %s", (value,))
         assert cur.fetchall() == ((value,),)
         assert cur._executed == b"SELECT 'a\\\\\\'b\\\\\\\\c'"
+
+
+def test_format_statement_reentered_while_options_are_read():
+    """A truth value whose __bool__ formats on the same connection while the options are
+    read: the outer call keeps its own options (encoders=None: a custom type refused)."""
+    core = mysqlc._core.Connection()
+
+    class Foo:
+        pass
+
+    inner = {Foo: lambda v: b"'HIJACK'"}
+
+    class Flag:
+        def __bool__(self):
+            core.format_statement(b"%s", (1,), False, "sjis", "shift_jis", inner, False)
+            return False
+
+    with pytest.raises(mysqlc.ProgrammingError):
+        core.format_statement(b"SELECT %s", (Foo(),), Flag(), None, None, None, False)
+
+
+def test_copied_cursor_reads_its_further_results(conn_kwargs):
+    """copy.copy of a cursor is its own owner of the connection's results."""
+    import copy
+    with mysqlc.connect(**conn_kwargs) as conn:
+        b = copy.copy(conn.cursor())
+        b.execute("SELECT 1; SELECT 2")
+        assert b.fetchall() == ((1,),)
+        assert b.nextset() is True
+        assert b.fetchall() == ((2,),)

@@ -1371,7 +1371,9 @@ static PyMethodDef Conn_methods[] = {
      "format_statement(query, args, no_backslash_escapes, charset, encoding, encoders,"
      " binary_prefix) -> bytes: format_query() with these options (portable=0), all"
      " positional; the options are read again only when an argument object differs from"
-     " the last call's"},
+     " the last call's.  Raises what format_query() raises: TypeError for a str query or"
+     " a bad option, ProgrammingError for a placeholder/parameter mismatch or a value"
+     " without a literal (src/encode.c)"},
     {"query_result", (PyCFunction)(void (*)(void))mc_conn_query_result, METH_FASTCALL | METH_KEYWORDS,
      "query_result(sql, keys=None) -> (rows, description, description_flags, rowcount,"
      " lastrowid, warning_count): query() and store() in one call (statement.c)"},

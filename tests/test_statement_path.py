@@ -199,6 +199,44 @@ def test_aio_execute_switches_no_greenlet(run, conn_kwargs):
     run(body)
 
 
+def test_aio_kept_statement_bytes_follow_the_charset(run, conn_kwargs):
+    """The bytes of a parameterless statement, kept between executes (mysqlc/aio/
+    _statement.py ``_PLAIN_SQL``), are those of the connection's charset at each
+    execute: after ``set_character_set()`` and after ``SET NAMES`` sent as SQL, the same
+    text is sent in the new encoding; a text that may change the escaping mode (a
+    ``CALL``, a multi-statement text) is not kept."""
+    from mysqlc.aio import _statement
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor()
+            q = "SELECT HEX('\u00e9')"
+            for want in ("C3A9", "C3A9"):            # the second from the kept bytes
+                await cur.execute(q)
+                assert (await cur.fetchall())[0][0] == want
+            assert _statement._PLAIN_SQL[q] == ("utf-8", q.encode("utf-8"))
+            await conn.set_character_set("latin1")
+            await cur.execute(q)
+            assert (await cur.fetchall())[0][0] == "E9"
+            await cur.execute("SET NAMES utf8mb4")
+            await cur.execute(q)
+            assert (await cur.fetchall())[0][0] == "C3A9"
+            await cur.execute("SET NAMES latin1")
+            await cur.execute(q)
+            assert (await cur.fetchall())[0][0] == "E9"
+            # never kept: a statement that may change sql_mode unreported, a text of
+            # several statements
+            await cur.execute("DO 1; DO 2")
+            assert "DO 1; DO 2" not in _statement._PLAIN_SQL
+            with pytest.raises(mysqlc.OperationalError):   # 1305, as mysqlclient maps it
+                await cur.execute("CALL no_such_procedure_sp()")
+            assert "CALL no_such_procedure_sp()" not in _statement._PLAIN_SQL
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
 def test_aio_large_result_and_converters(run, conn_kwargs):
     """Rows arrive over many wake-ups (reading held at the transport's high-water mark
     between them) and are kept as they come; a user converter runs in the task, and its

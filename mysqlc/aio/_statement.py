@@ -31,19 +31,42 @@ import asyncio
 from typing import Any, Awaitable, Callable, Optional
 
 from .. import connections
-from .._state import _NO_ERROR, _SEMICOLON, _busy
+from .._state import _MODE_NOTE_CACHE, _NO_ERROR, _SEMICOLON, _busy
 from ..errors import Error
 from ._runner import CANCEL_BUDGET
 from ._transport import _DONE, _TIMEOUT
+
+_get_running_loop = asyncio.get_running_loop
+
+
+#: SQL bytes of parameterless str statements: ``text -> (codec, bytes)``, kept only for
+#: texts the sync cursor's ``_format`` sends as they are encoded and that cannot change
+#: the session's escaping mode (``_MODE_NOTE_CACHE`` says so, no ``;``); bounded
+_PLAIN_SQL: dict = {}
+_PLAIN_SQL_LIMIT = 512
 
 
 def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
     """The SQL bytes of `query` with `args` when they can be written without a round
     trip (see the module docstring), else None."""
     core = conn._conn
-    if (core.session_track_seq != conn._track_seq
-            and core.session_uncertain_seq > conn._resynced_seq):
-        return None    # _sync_session would send its SET first
+    if core.session_track_seq != conn._track_seq:
+        if core.session_uncertain_seq > conn._resynced_seq:
+            return None    # _sync_session would send its SET first
+    elif args is None and type(query) is str and cur._plain_text:
+        # the common case: the session's charset as last confirmed, the text seen before
+        t = conn._tracked_charset
+        codec = t[1] if t else conn._encoding
+        hit = _PLAIN_SQL.get(query)
+        if hit is not None and hit[0] == codec:
+            conn._mode_written = None    # what _format sets for a text without parameters
+            return hit[1]
+        sql = cur._format(conn, query, None)
+        if _MODE_NOTE_CACHE.get(sql) is False and _SEMICOLON not in sql:
+            if len(_PLAIN_SQL) >= _PLAIN_SQL_LIMIT:
+                _PLAIN_SQL.clear()
+            _PLAIN_SQL[query] = (codec, sql)
+        return sql
     if args is not None:
         if conn._escape_mode() is None:
             return None
@@ -74,13 +97,18 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
     cur = shell._sync_obj
     worker = shell._worker
     conn = cur.connection
-    loop = asyncio.get_running_loop()
     if (infile is not None or attributes is not None or not cur._one_call or cur._prepared
-            or cur._attributes or conn is None or not _engine_ready(worker, conn, loop)):
+            or cur._attributes or conn is None):
         return await worker.run(cur.execute, query, args, infile=infile,
                                 attributes=attributes)
     core = conn._conn
     proto = conn._proto
+    # _engine_ready(), inline (the statement path's one check)
+    if (worker.busy or conn._closed or conn._pipeline is not None or core is None
+            or proto is None or proto._state or proto._early or proto._exc is not None
+            or worker.loop is not _get_running_loop() or core.unread):
+        return await worker.run(cur.execute, query, args)
+    loop = worker.loop
     conn._last_error = _NO_ERROR
     sql = _query_now(cur, conn, query, args)
     if sql is None:

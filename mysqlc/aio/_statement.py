@@ -97,18 +97,13 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
     cur = shell._sync_obj
     worker = shell._worker
     conn = cur.connection
+    loop = _get_running_loop()
     if (infile is not None or attributes is not None or not cur._one_call or cur._prepared
-            or cur._attributes or conn is None):
+            or cur._attributes or conn is None or not _engine_ready(worker, conn, loop)):
         return await worker.run(cur.execute, query, args, infile=infile,
                                 attributes=attributes)
     core = conn._conn
     proto = conn._proto
-    # _engine_ready(), inline (the statement path's one check)
-    if (worker.busy or conn._closed or conn._pipeline is not None or core is None
-            or proto is None or proto._state or proto._early or proto._exc is not None
-            or worker.loop is not _get_running_loop() or core.unread):
-        return await worker.run(cur.execute, query, args)
-    loop = worker.loop
     conn._last_error = _NO_ERROR
     sql = _query_now(cur, conn, query, args)
     if sql is None:

@@ -196,19 +196,13 @@ def _shell(name: str, doc_owner: type, mode: str) -> Callable[..., Any]:
             return await self._worker.run(getattr(self._sync_obj, name), *args, **kwargs)
         what = "Awaitable"
     elif mode == "now" and name in ("fetchall", "fetchone"):
-        # the statement path's own fetches: no arguments, no getattr by name
-        if name == "fetchall":
-            async def method(self: Any) -> Any:
-                obj = self._sync_obj
-                if obj._pipe_entry is None:
-                    return obj.fetchall()
-                return await self._worker.run(obj.fetchall)
-        else:
-            async def method(self: Any) -> Any:
-                obj = self._sync_obj
-                if obj._pipe_entry is None:
-                    return obj.fetchone()
-                return await self._worker.run(obj.fetchone)
+        # the statement path's own fetches: no arguments to pass on
+        async def method(self: Any) -> Any:
+            obj = self._sync_obj
+            fetch = getattr(obj, name)
+            if obj._pipe_entry is None:
+                return fetch()
+            return await self._worker.run(fetch)
         what = "Awaitable (no I/O)"
     elif mode == "now":
         async def method(self: Any, *args: Any, **kwargs: Any) -> Any:

@@ -10,7 +10,7 @@ import ssl
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Optional, Union, final, overload
 
-from typing_extensions import Buffer, CapsuleType, TypeAlias
+from typing_extensions import Buffer, CapsuleType, TypeAlias, disjoint_base
 
 # one row as fetch() returns it: a tuple, or a dict when ``keys`` were given
 _Row: TypeAlias = Union[tuple[Any, ...], dict[str, Any]]
@@ -84,6 +84,36 @@ class Store:
         self, start: int, n: int = -1, decimal: _Decimal = None
     ) -> tuple[CapsuleType, CapsuleType, int]: ...
     def arrow_schema(self, decimal: _Decimal = None) -> CapsuleType: ...
+
+# --- src/aio_stream.c -----------------------------------------------------------------
+@disjoint_base
+class AioStream:
+    """The per-statement half of mysqlc.aio's stream protocol (its subclass:
+    mysqlc.aio._transport.StreamProtocol)."""
+
+    loop: Any
+    core: Any
+    transport: Any
+    errno: int
+    _waiter: Any
+    _drain: Any
+    _exc: Any
+    _early: Any
+    _scratch: Any
+    _future_class: Any
+    _twrite: Any
+    _state: int
+    _paused: int
+    _held: int
+    _writing: int
+    _fd: int
+    _reader: int
+    _wdirty: int
+    _unasked: int
+    def get_buffer(self, sizehint: int, /) -> Any: ...
+    def buffer_updated(self, nbytes: int, /) -> None: ...
+    def _on_readable(self) -> None: ...
+    def wait_future(self) -> Any: ...
 
 # --- src/conn.c -----------------------------------------------------------------------
 @final

@@ -296,6 +296,11 @@ int mc_py_attach(mc_conn *c, PyObject *obj, int is_unix);
 void mc_py_send_nowait(mc_conn *c);
 PyObject *Conn_transport_buffer(mc_conn *c, PyObject *arg);
 PyObject *Conn_transport_received(mc_conn *c, PyObject *arg);
+int mc_py_recv_space(mc_conn *c, Py_ssize_t hint, unsigned char **dst, size_t *room);
+int mc_py_recv_done(mc_conn *c, Py_ssize_t n);
+/* aio_stream.c: the asyncio stream's C half (mysqlc.aio._transport.StreamProtocol) */
+int mc_aio_stream_write(PyObject *stream, PyObject *data, double timeout, int block);
+
 #define MC_TRANSPORT_PY_METHODS \
     {"_transport_buffer", (PyCFunction)Conn_transport_buffer, METH_O, \
      "_transport_buffer(sizehint) -> memoryview of the engine's receive space"}, \

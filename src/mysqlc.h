@@ -142,6 +142,8 @@ typedef struct {
     PyTypeObject *ConnectionType;
     PyObject *param_adapter;     /* mysqlc.converters._adapt_param, fetched on first use */
     PyTypeObject *StoreType;     /* store.c */
+    PyTypeObject *AioStreamType; /* aio_stream.c */
+    PyObject *s_done, *s_set_result, *s_is_closing, *s_loop_kw, *s_write_buffer_size;   /* aio_stream.c's names */
     /* Python's ssl module, loaded on the first connect(ssl_context=...) (tls_py.c) */
     PyObject *ssl_MemoryBIO, *ssl_WantRead, *ssl_ZeroReturn, *ssl_CertVerify, *ssl_Error;
 } mc_state;
@@ -267,6 +269,7 @@ PyObject *mc_auth_rsa_encrypt(mc_state *st, const unsigned char *pem, size_t pem
 int mc_conn_add_type(PyObject *module);
 /* ---- store.c ---- */
 int mc_store_add_type(PyObject *module);
+int mc_aio_stream_add_type(PyObject *module);   /* aio_stream.c */
 
 /* ---- decode_text.c ---- */
 /* Per-column decoder kinds, chosen once per result set. */

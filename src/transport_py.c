@@ -98,10 +98,16 @@ static int write_bytes(mc_conn *c, int block) {
     /* a write that may wait for the peer: what arrives meanwhile goes to the stash (read
        while writing, as the blocking transport does), given to the engine once it is done */
     c->stashing = block;
-    PyObject *r = PyObject_CallMethod(c->pyio, "write", "Odi", data, c->write_timeout, block);
+    int status;
+    if (PyObject_TypeCheck(c->pyio, c->st->AioStreamType)) {
+        status = mc_aio_stream_write(c->pyio, data, c->write_timeout, block);
+    } else {
+        PyObject *r = PyObject_CallMethod(c->pyio, "write", "Odi", data, c->write_timeout,
+                                          block);
+        status = (int)call_status(r);
+    }
     c->stashing = 0;
     Py_DECREF(data);
-    int status = (int)call_status(r);
     if (status != 0) {
         c->stash_len = 0;
         return status;
@@ -207,25 +213,59 @@ int mc_py_attach(mc_conn *c, PyObject *obj, int is_unix) {
     return 0;
 }
 
+/* Where the receiver writes the next bytes: the engine's receive space (rbuf, or under TLS
+   or compression the records' / frames' buffer), or the stash while a write waits.  `hint`
+   <= 0: any amount.  0, or -1 with an exception. */
+int mc_py_recv_space(mc_conn *c, Py_ssize_t hint, unsigned char **dst, size_t *room) {
+    if (c->io != &mc_py_io || c->fd < 0) {
+        mc_raise(c->st->ProgrammingError, 0, "no transport attached");
+        return -1;
+    }
+    size_t min = hint > 0 ? (size_t)hint : 1;
+    if (min > RBUF_INITIAL) min = RBUF_INITIAL;
+    if (c->stashing) {   /* a write waits: the bytes are kept for after it */
+        if (mc_stash_reserve(c, min < 65536 ? 65536 : min) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *dst = c->stash + c->stash_len;
+        *room = c->stash_cap - c->stash_len;
+        return 0;
+    }
+    return mc_engine_recv_buffer(c, min, dst, room);
+}
+
+/* n bytes were written where mc_py_recv_space() said.  0, or -1 with an exception (the
+   engine's own: a TLS or inflate error closed the connection). */
+int mc_py_recv_done(mc_conn *c, Py_ssize_t n) {
+    if (c->io != &mc_py_io || c->fd < 0) {
+        mc_raise(c->st->ProgrammingError, 0, "no transport attached");
+        return -1;
+    }
+    if (n < 0) {
+        PyErr_Format(PyExc_ValueError, "n must be >= 0");
+        return -1;
+    }
+    if (c->stashing) {
+        if ((size_t)n > c->stash_cap - c->stash_len) {
+            PyErr_Format(PyExc_ValueError, "n is more than the buffer given");
+            return -1;
+        }
+        c->stash_len += (size_t)n;
+        return 0;
+    }
+    return n ? mc_engine_received(c, (size_t)n) : 0;
+}
+
 /* _transport_buffer(sizehint) -> memoryview: where the transport's receiver writes the
-   next bytes (the engine's receive space: rbuf, or under TLS or compression the records' /
-   frames' buffer).  Valid until _transport_received() or any other call on the
-   connection. */
+   next bytes (mc_py_recv_space).  Valid until _transport_received() or any other call on
+   the connection. */
 PyObject *Conn_transport_buffer(mc_conn *c, PyObject *arg) {
     Py_ssize_t hint = PyLong_AsSsize_t(arg);
     if (hint == -1 && PyErr_Occurred()) return NULL;
-    if (c->io != &mc_py_io || c->fd < 0)
-        return mc_raise(c->st->ProgrammingError, 0, "no transport attached");
-    size_t min = hint > 0 ? (size_t)hint : 1;
-    if (min > RBUF_INITIAL) min = RBUF_INITIAL;
     unsigned char *dst;
     size_t room;
-    if (c->stashing) {   /* a write waits: the bytes are kept for after it */
-        if (mc_stash_reserve(c, min < 65536 ? 65536 : min) < 0) return PyErr_NoMemory();
-        return PyMemoryView_FromMemory((char *)c->stash + c->stash_len,
-                                       (Py_ssize_t)(c->stash_cap - c->stash_len), PyBUF_WRITE);
-    }
-    if (mc_engine_recv_buffer(c, min, &dst, &room) < 0) return NULL;
+    if (mc_py_recv_space(c, hint, &dst, &room) < 0) return NULL;
     return PyMemoryView_FromMemory((char *)dst, (Py_ssize_t)room, PyBUF_WRITE);
 }
 
@@ -233,15 +273,6 @@ PyObject *Conn_transport_buffer(mc_conn *c, PyObject *arg) {
 PyObject *Conn_transport_received(mc_conn *c, PyObject *arg) {
     Py_ssize_t n = PyLong_AsSsize_t(arg);
     if (n == -1 && PyErr_Occurred()) return NULL;
-    if (c->io != &mc_py_io || c->fd < 0)
-        return mc_raise(c->st->ProgrammingError, 0, "no transport attached");
-    if (n < 0) return PyErr_Format(PyExc_ValueError, "n must be >= 0");
-    if (c->stashing) {
-        if ((size_t)n > c->stash_cap - c->stash_len)
-            return PyErr_Format(PyExc_ValueError, "n is more than the buffer given");
-        c->stash_len += (size_t)n;
-        Py_RETURN_NONE;
-    }
-    if (n && mc_engine_received(c, (size_t)n) < 0) return NULL;
+    if (mc_py_recv_done(c, n) < 0) return NULL;
     Py_RETURN_NONE;
 }

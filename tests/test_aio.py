@@ -1014,3 +1014,80 @@ def test_contextvars_seen_by_auth_plugin(run, ed25519_account, monkeypatch):
             await conn.ensure_closed()
     run(main)
     assert seen == ["login"]
+
+
+# =========================================================================== the C stream
+# src/aio_stream.c: on asyncio's selector loop the socket's reader is the C half's
+# (_on_readable: one recv() into the engine) and writes go to the socket first, the rest
+# to the transport (whose buffer must be empty before the next direct send); on uvloop
+# the protocol's get_buffer / buffer_updated, in C as well.
+
+async def _stream_modes(conn_kwargs, kind):
+    conn = await mysqlc.aio.connect(**conn_kwargs)
+    proto = conn._sync_obj._proto
+    try:
+        assert proto._reader == (1 if kind == "asyncio" else 0)
+        cur = conn.cursor()
+        # statements larger than the socket's send buffer: a partial send, the rest
+        # through the transport; the small ones behind them must not overtake it
+        for size in (3 << 20, 5 << 20):
+            big = "".join(random.choice("abcdef") for _ in range(64)) * (size // 64)
+            await cur.execute("SELECT LENGTH(%s), MD5(%s), %s", (big, big, size))
+            import hashlib
+            assert await cur.fetchall() == (
+                (len(big), hashlib.md5(big.encode()).hexdigest(), size),)
+            if kind == "asyncio" and size == 5 << 20:
+                # the kernel took part of it; the transport wrote the rest
+                assert proto._wdirty == 1
+            for i in range(5):
+                await _tagged(conn)
+        # several large statements queued at once: each write waits for the last one's
+        # bytes to leave the transport before the socket is written directly again
+        curs = [conn.cursor() for _ in range(4)]
+        async with conn.pipeline():
+            for i, c in enumerate(curs):
+                await c.execute("SELECT %s, LENGTH(%s)", (i, "q" * ((2 << 20) + i)))
+        for i, c in enumerate(curs):
+            assert await c.fetchall() == ((i, (2 << 20) + i),)
+        # an unbuffered result the task reads slowly: reading is held above HIGH_WATER
+        # (the kernel's buffers hold the server back) and resumed by the next read
+        ss = conn.cursor(acur.SSCursor)
+        await ss.execute("SELECT seq, REPEAT('h', 1000) FROM seq_1_to_20000")
+        first = await ss.fetchone()
+        assert first == (1, "h" * 1000)
+        await asyncio.sleep(0.3)
+        assert proto._held == 1
+        rest = await ss.fetchall()
+        assert len(rest) == 19999 and rest[-1] == (20000, "h" * 1000)
+        await _tagged(conn)   # reading resumed (held again at most by the last bytes)
+    finally:
+        conn.close()
+    # the reader left the loop with the stream: nothing calls into a closed engine
+    assert proto._reader == 0 and proto._state != 0
+
+
+def test_c_stream_reader_direct_writes_and_held_reads(run, conn_kwargs):
+    run(_stream_modes, conn_kwargs, run.kind)
+
+
+async def _stream_dies(conn_kwargs, root_kwargs):
+    conn = await mysqlc.aio.connect(**conn_kwargs)
+    proto = conn._sync_obj._proto
+    tid = conn.thread_id()
+    killer = mysqlc.connect(**root_kwargs)
+    try:
+        killer.cursor().execute("KILL %d" % tid)
+    finally:
+        killer.close()
+    await asyncio.sleep(0.2)   # the end of the stream reaches the reader
+    with pytest.raises(mysqlc.OperationalError) as info:
+        await conn.cursor().execute("SELECT 1")
+    assert info.value.args[0] in (2006, 2013)
+    assert proto._reader == 0
+    conn.close()
+
+
+def test_c_stream_end_of_stream(run, conn_kwargs, root_conn_kwargs):
+    """The server ends the connection between statements: the C reader sees the end of
+    the stream, leaves the loop, and the next statement raises a lost connection."""
+    run(_stream_dies, conn_kwargs, root_conn_kwargs)

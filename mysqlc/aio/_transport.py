@@ -1,15 +1,18 @@
 """The asyncio transport under the C engine (``connect(transport=...)`` of the core).
 
-:class:`StreamProtocol` is an :class:`asyncio.BufferedProtocol`: asyncio receives straight
-into the engine's receive space (``Connection._transport_buffer``: a memoryview of the
-C buffer, no copy per chunk) and reports the count (``_transport_received``); TLS records
-and compressed frames are decoded by the engine itself, so TLS here is the same OpenSSL
-code, options and verification as the blocking socket (docs/architecture.md, "TLS inside
-the engine"), or with ``ssl=ssl.SSLContext`` the same session of the context's
-(src/tls_py.c): this stream carries ciphertext either way.  The engine calls :meth:`wait` when it needs bytes and :meth:`write` when it
-has bytes for the server; both switch out of the connection's greenlet with a future the
-runner awaits (:mod:`mysqlc.aio._runner`).  Status codes are those of
-``src/transport_py.c``: 0 done, 1 timed out, 2 end of stream, 3 error (``errno``).
+:class:`StreamProtocol` is an :class:`asyncio.BufferedProtocol` whose per-statement half is
+C (``_core.AioStream``, src/aio_stream.c): asyncio receives straight into the engine's
+receive space (a memoryview of the C buffer, no copy per chunk) and the bytes are given to
+the engine and the waiting future settled without a Python frame; the engine's writes go
+to ``transport.write`` from C as well.  TLS records and compressed frames are decoded by
+the engine itself, so TLS here is the same OpenSSL code, options and verification as the
+blocking socket (docs/architecture.md, "TLS inside the engine"), or with
+``ssl=ssl.SSLContext`` the same session of the context's (src/tls_py.c): this stream
+carries ciphertext either way.  On the greenlet path the engine calls :meth:`wait` when it
+needs bytes, and a write that must wait for the peer (:meth:`_write_wait`); both switch out
+of the connection's greenlet with a future the runner awaits (:mod:`mysqlc.aio._runner`).
+Status codes are those of ``src/transport_py.c``: 0 done, 1 timed out, 2 end of stream, 3
+error (``errno``).
 """
 
 from __future__ import annotations
@@ -20,12 +23,20 @@ import os
 import socket
 from typing import Any, Optional
 
+from .. import _core
+
+try:   # asyncio's selector loop and socket transport (the C reader of attach())
+    from asyncio.selector_events import BaseSelectorEventLoop as _BaseSelectorEventLoop
+    from asyncio.selector_events import _SelectorSocketTransport
+except ImportError:   # pragma: no cover - an asyncio without them
+    _BaseSelectorEventLoop = None   # type: ignore[assignment,misc]
+    _SelectorSocketTransport = None   # type: ignore[assignment,misc]
 from ..errors import OperationalError
 from ._runner import await_only
 
 _DONE, _TIMEOUT, _EOF, _ERROR = 0, 1, 2, 3
 
-#: bytes received while the engine did not ask for any (an unbuffered result it reads
+#: (the C half's AIO_HIGH_WATER, src/aio_stream.c) bytes received while the engine did not ask for any (an unbuffered result it reads
 #: row by row) after which reading pauses until its next wait(): the kernel's socket
 #: buffers then hold the server back, as with the blocking transport
 HIGH_WATER = 1 << 20
@@ -36,8 +47,14 @@ def _settle(fut: "asyncio.Future[int]", status: int) -> None:
         fut.set_result(status)
 
 
-class StreamProtocol(asyncio.BufferedProtocol):
+class StreamProtocol(_core.AioStream, asyncio.BufferedProtocol):
     """One server connection's byte stream.
+
+    The per-statement methods are the C base's (``_core.AioStream``, src/aio_stream.c):
+    ``get_buffer`` (the engine's receive space), ``buffer_updated`` (the bytes given to the
+    engine, the waiting future settled, reading held at :data:`HIGH_WATER`),
+    ``wait_future`` and the engine's writes.  This class keeps what runs once per
+    connection or on a rare path.
 
     Attributes
     ----------
@@ -50,61 +67,86 @@ class StreamProtocol(asyncio.BufferedProtocol):
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.core: Any = None
-        self.transport: Optional[asyncio.Transport] = None
+        self.core = None
+        self.transport = None
         self.errno = 0
         self._state = _DONE          # _EOF / _ERROR once the stream ended
-        self._waiter: Optional[asyncio.Future[int]] = None
-        self._drain: Optional[asyncio.Future[int]] = None
+        self._waiter = None          # the future a wait awaits
+        self._drain = None           # the future a blocked write awaits
         self._paused = False         # asyncio asked us to stop writing (pause_writing)
         self._unasked = 0            # bytes received since the engine last waited
-        self._exc: Optional[BaseException] = None   # what the engine raised receiving
+        self._exc = None             # what the engine raised receiving
         self._held = False           # reading paused at HIGH_WATER
         self._writing = False        # a write waits for the drain (bytes go to the stash)
         self._early = bytearray()    # bytes received before the core attached
         self._scratch = bytearray(4096)
+        # asyncio's own loops make a future as asyncio.Future(loop=loop): the C half then
+        # calls that directly; another loop's create_future() is called as it is
+        if getattr(type(loop), "create_future", None) is asyncio.BaseEventLoop.create_future:
+            self._future_class = asyncio.Future
+        else:
+            self._future_class = None
 
     # ---------------------------------------------------------------- asyncio side
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport   # type: ignore[assignment]
+        self.transport = transport
+        self._twrite = transport.write   # type: ignore[attr-defined]
         sock = transport.get_extra_info("socket")
         self._fd = sock.fileno() if sock is not None else -1
 
-    def get_buffer(self, sizehint: int) -> Any:
-        core = self.core
-        if core is None or self._state:
-            return self._scratch
-        return core._transport_buffer(sizehint)
-
     def attach(self, core: Any) -> None:
-        """Give the received bytes to `core` from now on."""
-        self.core = core
-        # asyncio's selector transport looks get_buffer up on each read: the core's
-        # method itself then serves it (uvloop keeps the bound method it saw first)
-        self.get_buffer = core._transport_buffer   # type: ignore[method-assign]
+        """Give the received bytes to `core` from now on.
 
-    def buffer_updated(self, nbytes: int) -> None:
-        core = self.core
-        if core is None or self._state:
+        On asyncio's own selector loops the socket's reader becomes the C half's
+        ``_on_readable`` (one ``recv()`` into the engine per wake-up, without the
+        transport's Python read path); the transport keeps writing and closing.  Other
+        loops (uvloop, whose transport reads in C already) keep the protocol's
+        ``get_buffer`` / ``buffer_updated``."""
+        self.core = core
+        t = self.transport
+        loop = self.loop
+        if (_SelectorSocketTransport is not None and type(t) is _SelectorSocketTransport
+                and isinstance(loop, _BaseSelectorEventLoop) and self._fd >= 0
+                and not self._state and t.is_reading()):
+            t.pause_reading()
+            # the private form: the public add_reader() refuses a descriptor a transport
+            # owns.  The transport's close() / abort() removes this reader with its own
+            loop._add_reader(self._fd, self._on_readable)
+            self._reader = True
+
+    def _pause_reading(self) -> None:
+        """Stop reading (the C half, at HIGH_WATER): the kernel's buffers hold the server."""
+        if self._reader:
+            self.loop._remove_reader(self._fd)   # type: ignore[attr-defined]
+        elif self.transport is not None:
+            self.transport.pause_reading()
+
+    def _resume_reading(self) -> None:
+        if self._reader:
             if not self._state:
-                self._early += self._scratch[:nbytes]
-            return
-        try:
-            core._transport_received(nbytes)
-        except BaseException as exc:   # a TLS or inflate error: the engine closed itself
-            self._exc = exc            # raised by the engine's wait() (its own error)
-            self._end(_ERROR, getattr(exc, "errno", None) or _errno.EPROTO)
-            return
-        waiter = self._waiter
-        if waiter is not None:
-            _settle(waiter, _DONE)
-            self._waiter = None
-        elif not self._writing:
-            self._unasked += nbytes
-            if self._unasked > HIGH_WATER and not self._held and self.transport is not None:
-                self._held = True
-                self.transport.pause_reading()
+                self.loop._add_reader(self._fd, self._on_readable)   # type: ignore[attr-defined]
+        elif self.transport is not None:
+            self.transport.resume_reading()
+
+    def _read_failed(self, err: int) -> None:
+        """The C reader's recv() saw the end of the stream (`err` 0) or failed (errno):
+        what the transport's eof_received / connection_lost would report."""
+        t = self.transport
+        if err:
+            self._end(_ERROR, err)
+            if t is not None:
+                t.abort()
+        else:
+            self._end(_EOF, 0)
+            if t is not None:
+                t.close()
+
+    def _received_error(self, exc: BaseException) -> None:
+        """The engine raised on received bytes (a TLS or inflate error: it closed itself):
+        kept for its next wait, which raises it."""
+        self._exc = exc
+        self._end(_ERROR, getattr(exc, "errno", None) or _errno.EPROTO)
 
     def eof_received(self) -> bool:
         self._end(_EOF, 0)
@@ -116,6 +158,7 @@ class StreamProtocol(asyncio.BufferedProtocol):
         else:
             self._end(_ERROR, getattr(exc, "errno", None) or _errno.ECONNRESET)
         self.transport = None
+        self._twrite = None
 
     def pause_writing(self) -> None:
         self._paused = True
@@ -127,7 +170,9 @@ class StreamProtocol(asyncio.BufferedProtocol):
             _settle(drain, _DONE)
 
     def _end(self, state: int, err: int) -> None:
-        self.__dict__.pop("get_buffer", None)   # late bytes go to the scratch buffer
+        if self._reader:
+            self._reader = False
+            self.loop._remove_reader(self._fd)   # type: ignore[attr-defined]
         if not self._state:
             self._state = state
             self.errno = err
@@ -137,8 +182,6 @@ class StreamProtocol(asyncio.BufferedProtocol):
 
     # ---------------------------------------------------------------- engine side
 
-    _fd = -1
-
     def fileno(self) -> int:
         """The socket's descriptor as it was when the stream opened (kept: a peer that
         closes at once must still reach the engine as "lost", not as no stream)."""
@@ -147,20 +190,6 @@ class StreamProtocol(asyncio.BufferedProtocol):
     #: the next wait() reports the read timeout at once: the engine-driven statement
     #: (mysqlc.aio._statement) waited the timeout already and hands over to the engine
     _expire_next_wait = False
-
-    def wait_future(self) -> "asyncio.Future[int]":
-        """A future settled with a status (as :meth:`wait` returns) when bytes were given
-        to the engine or the stream ended: what the engine-driven statement path awaits
-        (mysqlc.aio._statement) outside the greenlet.  Reading resumes if it was held."""
-        self._unasked = 0
-        if self._held:
-            self._held = False
-            if self.transport is not None:
-                self.transport.resume_reading()
-        fut = self._waiter = self.loop.create_future()
-        if self._state:
-            fut.set_result(self._state)
-        return fut
 
     def wait(self, timeout: float) -> int:
         """Called by the engine (inside the connection's greenlet) when it needs bytes:
@@ -177,8 +206,7 @@ class StreamProtocol(asyncio.BufferedProtocol):
         self._unasked = 0
         if self._held:
             self._held = False
-            if self.transport is not None:
-                self.transport.resume_reading()
+            self._resume_reading()
         if timeout < 0:   # the common case, inline: no timer
             fut = self._waiter = self.loop.create_future()
             try:
@@ -210,25 +238,21 @@ class StreamProtocol(asyncio.BufferedProtocol):
             raise exc
         return status
 
-    def write(self, data: bytes, timeout: float, block: int) -> int:
-        """Called by the engine with bytes for the server: 0 once asyncio took them (and,
-        when `block`, once its buffer is below the high-water mark again), 1 when that
-        did not happen within `timeout` seconds, 3 when the stream is gone."""
-        t = self.transport
-        if t is None or self._state or t.is_closing():
-            self.errno = self.errno or _errno.EPIPE
-            return _ERROR
-        t.write(data)
-        if not (block and self._paused):
-            return _DONE
+    def _write_wait(self, timeout: float) -> int:
+        """The engine's write (src/aio_stream.c) handed its bytes to asyncio, whose buffer
+        is above the high-water mark: 0 once it drained below it, 1 when that did not
+        happen within `timeout` seconds, 3 when the stream is gone."""
         # reading goes on while the write waits: the engine keeps what arrives aside
         # (its stash, src/transport_py.c) and takes it once the write is done.  A server
         # blocked writing the answers of commands in flight reads no more of ours until
         # they are read (docs/architecture.md "Commands in flight")
+        t = self.transport
+        if t is None or self._state:
+            return _ERROR
         self._writing = True
         if self._held:
             self._held = False
-            t.resume_reading()
+            self._resume_reading()
         try:
             return self._await_status("_drain", timeout)
         finally:

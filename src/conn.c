@@ -1377,6 +1377,9 @@ static PyMethodDef Conn_methods[] = {
     {"query_result", (PyCFunction)(void (*)(void))mc_conn_query_result, METH_FASTCALL | METH_KEYWORDS,
      "query_result(sql, keys=None) -> (rows, description, description_flags, rowcount,"
      " lastrowid, warning_count): query() and store() in one call (statement.c)"},
+    {"send_ping_nowait", (PyCFunction)mc_conn_send_ping_nowait, METH_NOARGS,
+     "send_ping_nowait() -> True: COM_PING handed to the transport without waiting;"
+     " take_result() reads its answer"},
     {"send_query_nowait", (PyCFunction)mc_conn_send_query_nowait, METH_O,
      "send_query_nowait(sql) -> bool: COM_QUERY handed to the transport without waiting;"
      " False (nothing sent) when it needs a wait first (statement.c)"},

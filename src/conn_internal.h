@@ -478,6 +478,7 @@ PyObject *mc_conn_format_statement(mc_conn *c, PyObject *const *args, Py_ssize_t
 PyObject *mc_conn_query_result(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames);
 PyObject *mc_conn_send_query_nowait(mc_conn *c, PyObject *arg);
+PyObject *mc_conn_send_ping_nowait(mc_conn *c, PyObject *noargs);
 PyObject *mc_conn_take_result(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
                               PyObject *kwnames);
 PyObject *mc_conn_get_take_pending(mc_conn *c, void *x);

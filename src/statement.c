@@ -3,6 +3,7 @@
  *
  *   query_result(sql, keys=None)       blocking: send, read, keep (the sync cursors)
  *   send_query_nowait(sql)             send without waiting for anything (an event loop)
+ *   send_ping_nowait()                 the same with COM_PING
  *   take_result(keys=None, wait=False) the response of that statement, or None while its
  *                                      packets are not all there (wait=False: MC_NEED)
  *
@@ -271,6 +272,33 @@ done:
     mc_conn_leave(c);
 out:
     PyBuffer_Release(&view);
+    return ret;
+}
+
+/* send_ping_nowait() -> True: COM_PING handed to the transport without waiting;
+   take_result() reads its answer (an OK packet: the result tuple of a statement without
+   a result set; an ERR raises).  The event loop's ping (mysqlc.aio), as
+   send_query_nowait() is its statement. */
+PyObject *mc_conn_send_ping_nowait(mc_conn *c, PyObject *Py_UNUSED(ignored)) {
+    PyObject *ret = NULL;
+    if (mc_conn_enter(c) < 0) return NULL;
+    if (!c->io) {
+        mc_raise(c->st->NotSupportedError, 0, "send_ping_nowait needs a transport");
+        goto done;
+    }
+    if (mc_check_idle(c) < 0) goto done;
+    c->binary = 0;
+    c->cursor_wanted = 0;
+    if (mc_conn_command(c, COM_PING, NULL, 0) < 0) goto done;
+    take_clear(c);
+    c->nowait = 1;
+    int r = c->io->flush(c);
+    c->nowait = 0;
+    if (r < 0) goto done;
+    c->take_phase = 1;
+    ret = Py_NewRef(Py_True);
+done:
+    mc_conn_leave(c);
     return ret;
 }
 

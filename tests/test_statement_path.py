@@ -384,6 +384,51 @@ def test_aio_transactions_switch_no_greenlet(run, conn_kwargs):
     run(body)
 
 
+def test_aio_ping_switches_no_greenlet(run, conn_kwargs, root_conn_kwargs):
+    """ping() takes the engine-driven path (COM_PING sent with send_ping_nowait); a ping
+    of a connection the server ended raises as the sync ping does (2006 / 2013), and
+    ping(reconnect=True) opens a new one."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor()
+            with _Switches(conn) as sw:
+                for _ in range(3):
+                    assert await conn.ping() is None
+                await cur.execute("SELECT 7")
+                assert await cur.fetchall() == ((7,),)
+                await conn.ping()
+            assert sw.count == 0
+            # behind an unbuffered cursor's unread rows: the sync ping's answer (2014,
+            # from the greenlet), and the connection in step afterwards
+            ss = conn.cursor(acur.SSCursor)
+            await ss.execute("SELECT seq FROM seq_1_to_1000")
+            with pytest.raises(mysqlc.ProgrammingError) as info:
+                await conn.ping()
+            assert info.value.args[0] == 2014
+            await ss.close()
+            await conn.ping()
+            await cur.execute("SELECT 8")
+            assert await cur.fetchall() == ((8,),)
+            tid = conn.thread_id()
+            killer = mysqlc.connect(**root_conn_kwargs)
+            try:
+                killer.cursor().execute("KILL %d" % tid)
+            finally:
+                killer.close()
+            await asyncio.sleep(0.2)
+            with pytest.raises(mysqlc.OperationalError) as info:
+                await conn.ping()
+            assert info.value.args[0] in (2006, 2013)
+            await conn.ping(reconnect=True)   # closed: a new connection
+            assert conn.thread_id() != tid
+            await cur.execute("SELECT 9")
+            assert await cur.fetchall() == ((9,),)
+        finally:
+            conn.close()
+    run(body)
+
+
 def test_aio_statement_of_several_packets(run, conn_kwargs):
     """A statement of 16 MiB or more is written packet by packet, each write waiting for
     the transport: it goes through the greenlet (send_query_nowait says so), every time

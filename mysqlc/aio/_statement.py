@@ -32,7 +32,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 from .. import connections
 from .._state import _MODE_NOTE_CACHE, _NO_ERROR, _SEMICOLON, _busy
-from ..errors import Error
+from ..errors import Error, InterfaceError, OperationalError
 from ._runner import CANCEL_BUDGET
 from ._transport import _DONE, _TIMEOUT
 
@@ -155,17 +155,19 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
     return await worker.run(cur._query, conn, sql, None)
 
 
-async def internal(shell: Any, name: str, sql: bytes) -> None:
-    """``await conn.commit()`` / ``rollback()`` / ``begin()``: the sync connection's
-    ``_internal_query(sql)`` driven by the event loop as execute() is (no greenlet),
-    where the sync class runs it as mysqlc.connections.Connection does; else in the
-    greenlet."""
+async def internal(shell: Any, name: str, sql: Optional[bytes]) -> Any:
+    """``await conn.commit()`` / ``rollback()`` / ``begin()`` (`sql`) and ``ping()`` (`sql`
+    None: COM_PING): the sync connection's ``_internal_query(sql)`` / ``ping()`` driven by
+    the event loop as execute() is (no greenlet), where the sync class runs it as
+    mysqlc.connections.Connection does; else in the greenlet.  The answer's result tuple
+    (``take_result``), or None when the greenlet ran it."""
     worker = shell._worker
     conn = shell._sync_obj
     loop = asyncio.get_running_loop()
     if (getattr(type(conn), name) is not getattr(connections.Connection, name)
             or not _engine_ready(worker, conn, loop)):
-        return await worker.run(getattr(conn, name))
+        await worker.run(getattr(conn, name))
+        return None
     core = conn._conn
     proto = conn._proto
     lock = conn._lock
@@ -173,12 +175,15 @@ async def internal(shell: Any, name: str, sql: bytes) -> None:
         raise _busy()
     worker.busy = True
     sent = False
+    r = None
     try:
         conn._last_error = _NO_ERROR
         conn._owner = None
-        sent = core.send_query_nowait(sql)
-        if sent and core.take_result() is None:
-            await _wait_result(worker, conn, core, proto, loop, conn._timeouts[1])
+        sent = core.send_query_nowait(sql) if sql is not None else core.send_ping_nowait()
+        if sent:
+            r = core.take_result()
+            if r is None:
+                r = await _wait_result(worker, conn, core, proto, loop, conn._timeouts[1])
     except Error as exc:
         conn._note_error(exc)
         raise
@@ -186,10 +191,39 @@ async def internal(shell: Any, name: str, sql: bytes) -> None:
         worker.busy = False
         lock.release()
     if not sent:   # it needs a wait first (the core said so: nothing was sent)
-        return await worker.run(getattr(conn, name))
+        await worker.run(getattr(conn, name))
+        return None
     if core.more_results or core.rows_pending:   # dropped, as the sync call does
         await worker.run(core.discard)
-    return None
+    return r
+
+
+async def ping(shell: Any, *args: Any, **kwargs: Any) -> None:
+    """``await conn.ping(reconnect=False)``: COM_PING driven by the event loop (no
+    greenlet, :func:`internal`); with `reconnect`, a failed ping opens a new connection
+    as the sync ``ping(reconnect=True)`` does (in the greenlet).  A sync class with a
+    ping of its own (the aiomysql flavour's, whose default is to reconnect) runs it in
+    the greenlet with the arguments as given."""
+    conn = shell._sync_obj
+    if type(conn).ping is not connections.Connection.ping:
+        await shell._worker.run(conn.ping, *args, **kwargs)
+        return
+
+    def _reconnect(reconnect: bool = False) -> bool:
+        return reconnect
+    reconnect = _reconnect(*args, **kwargs)
+    try:
+        r = await internal(shell, "ping", None)
+    except (OperationalError, InterfaceError):
+        if not reconnect:
+            raise
+        await shell._worker.run(conn.ping, True)
+        return
+    if r is not None and r[1] is not None:
+        # a result set is no answer to COM_PING (the sync ping: "expected an OK packet")
+        conn._conn.close()
+        raise OperationalError(2027, "Malformed packet: a result set answered COM_PING "
+                                     "(expected an OK packet)")
 
 
 async def _hand_over(worker: Any, core: Any, proto: Any, status: int) -> Any:

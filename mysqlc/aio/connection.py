@@ -556,7 +556,7 @@ def _engine_driven(name: str, sql: bytes) -> Callable[..., Any]:
     shell_doc = getattr(Connection, name).__doc__
 
     async def method(self: Any) -> None:
-        return await _statement.internal(self, name, sql)
+        await _statement.internal(self, name, sql)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = shell_doc
     return method
@@ -565,6 +565,15 @@ def _engine_driven(name: str, sql: bytes) -> Callable[..., Any]:
 for _name, _sql in (("commit", b"COMMIT"), ("rollback", b"ROLLBACK"), ("begin", b"BEGIN")):
     setattr(Connection, _name, _engine_driven(_name, _sql))
 del _name, _sql
+
+
+async def _ping(self: Any, *args: Any, **kwargs: Any) -> None:
+    await _statement.ping(self, *args, **kwargs)
+
+
+_ping.__name__ = _ping.__qualname__ = "ping"
+_ping.__doc__ = Connection.ping.__doc__
+Connection.ping = _ping   # type: ignore[method-assign]
 
 
 class _Connecting:

@@ -21,7 +21,9 @@ for 4 and 8 partitions of ``id``:
 
 Ray (``ray.init(num_cpus=2)``, after the Dask cluster is closed), 4 and 8 blocks:
 ``ray.data.read_sql`` over mysqlclient (one block: its default without shard keys; and
-``shard_keys=["id"]``), against ``mysqlc.ray.read_sql(..., partition_on="id")``.
+``shard_keys=["id"]``), against ``mysqlc.ray.read_sql(..., partition_on="id")``, and the
+issue's hand-written floor: the same ranges read by plain Ray tasks (``ray.remote``, no
+Ray Data executor), then ``ray.data.from_arrow_refs``.
 
 Memory: each of the 4 (8) partitions of mysqlc's read runs once more in a Dask task that
 samples its own RSS (/proc/self/statm) every 2 ms while reading its range: peak minus the
@@ -31,7 +33,9 @@ Writes (Dask, 4 partitions of the same 1,000,000 rows held on the workers, NumPy
 ``mysqlc.dask.to_table(if_exists="replace")`` against ``ddf.to_sql(..., "mysql+mysqldb://",
 parallel=True)`` (pandas' ``to_sql`` per partition, executemany).
 
-Each configuration runs once (the machine is shared); ``--runs N`` for more.  Targets
+Each configuration runs once (the machine is shared); ``--runs N`` for more: the runs are
+interleaved (round r of every configuration of a table, then round r + 1), and the
+median is reported.  ``--reads-only`` leaves out the writes and the memory tasks.  Targets
 (issue 23): reads >= 3x Dask over mysqlclient, >= 10x ``ray.data.read_sql`` over
 mysqlclient, >= 1x connectorx; writes >= 5x ``to_sql``; a read task's memory increase
 <= 2x its partition's Arrow size.
@@ -39,7 +43,7 @@ mysqlclient, >= 1x connectorx; writes >= 5x ``to_sql``; a read task's memory inc
 Usage::
 
     .venv/bin/python benchmarks/bench_cluster.py [--rows N] [--runs N] [--skip-ray]
-        [--writes-only] > run.log
+        [--writes-only | --reads-only] > run.log
     .venv/bin/python benchmarks/bench_cluster.py --chart benchmarks/results_cluster.png \
         --from-log run.log [writes.log]       # the chart of RESULTS.md (needs matplotlib)
 """
@@ -63,6 +67,8 @@ from mysqlc.server import get_server  # noqa: E402
 TABLE = "bench_cluster"
 WARM = "bench_cluster_warm"   # a small table of the same shape: the untimed warm-up read
 WARM_ROWS = 2000
+#: the issue's hand-written Ray floor (one plain Ray task per range, no Ray Data executor)
+BY_HAND = "plain Ray tasks of mysqlc reads + from_arrow_refs (by hand)"
 
 
 def make_table(kw, rows, TABLE=TABLE):
@@ -103,6 +109,22 @@ def timed(fn, runs):
     return statistics.median(times), n
 
 
+def interleaved(configs, arg, runs, check):
+    """Run every ``(name, fn)`` of `configs` on `arg` `runs` times, round by round (one
+    run of each, then the next round), so that a change in the shared machine's load
+    hits every configuration alike; `check` sees each result.  Returns ``{name:
+    [seconds, ...]}``."""
+    times = {name: [] for name, _ in configs}
+    for _ in range(runs):
+        for name, fn in configs:
+            t0 = time.perf_counter()
+            out = fn(arg)
+            times[name].append(time.perf_counter() - t0)
+            check(name, out)
+            del out
+    return times
+
+
 def _rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -135,6 +157,10 @@ class _Measured:
         out = (peak[0] - start, table.nbytes, table.num_rows)
         del table
         return out
+
+
+class _SkipWrites(Exception):
+    """--reads-only: out of the Dask section before the writes."""
 
 
 def cx_range(arg):
@@ -193,7 +219,11 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--skip-ray", action="store_true")
     ap.add_argument("--writes-only", action="store_true", help="only the Dask writes")
+    ap.add_argument("--reads-only", action="store_true",
+                    help="only the reads (no memory tasks, no writes)")
     args = ap.parse_args()
+    if args.writes_only and args.reads_only:
+        ap.error("--writes-only and --reads-only exclude each other")
     if args.chart:
         chart(args.chart, args.from_log)
         return
@@ -245,11 +275,17 @@ def main():
                     configs.append(("connectorx in dd.from_map", cx_read))
                 for name, fn in configs:
                     fn(WARM)      # imports and connections on the workers: not timed
-                    t, df = timed(lambda: fn(TABLE), args.runs)
+
+                def check(name, df):
                     assert len(df) == args.rows, (name, len(df))
-                    results.append(("dask read", name, n, t, len(df)))
-                    print("%-45s %d parts  %7.2f s" % (name, n, t), flush=True)
-                    del df
+                times = interleaved(configs, TABLE, args.runs, check)
+                for name, _ in configs:
+                    t = statistics.median(times[name])
+                    results.append(("dask read", name, n, t, args.rows))
+                    print("%-45s %d parts  %7.2f s  (runs: %s)" % (
+                        name, n, t, " ".join("%.2f" % x for x in times[name])), flush=True)
+                if args.reads_only:
+                    continue
 
                 # memory of mysqlc's read tasks
                 from mysqlc._cluster import ReadOptions, Relation, Source, plan
@@ -264,6 +300,8 @@ def main():
                 print("memory %d parts: %s" % (n, ["%.0f MB / %.0f MB = %.2f" % (
                     inc / 1e6, size / 1e6, inc / size) for inc, size, _ in out]), flush=True)
 
+            if args.reads_only:
+                raise _SkipWrites
             # writes
             src_ddf = mdask.read_sql_table(TABLE, kw, index_col="id", npartitions=4,
                                            dtype_backend="numpy").reset_index().persist()
@@ -294,6 +332,8 @@ def main():
                             nrows))
             print("to_sql: %.2f s (%d rows)" % (t, nrows), flush=True)
             del src_ddf
+        except _SkipWrites:
+            pass
         finally:
             client.close()
             cluster.close()
@@ -302,7 +342,16 @@ def main():
             import ray
             import MySQLdb
             import mysqlc.ray as mray
+            from mysqlc._cluster import ReadOptions, Relation, Source, plan, read_part
             ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+            ray_range = ray.remote(read_part)
+
+            def by_hand(sql, n):
+                # the issue's floor: plain Ray tasks, one per range, no Ray Data executor
+                src, rel = Source(kw), Relation(sql=sql)
+                p = plan(src, rel, "id", n, ReadOptions())
+                refs = [ray_range.remote(src, rel, part, ReadOptions()) for part in p.parts]
+                return ray.data.from_arrow_refs(refs)
             ray.data.DataContext.get_current().enable_progress_bars = False
             try:
                 def factory(kw=kw):
@@ -314,6 +363,7 @@ def main():
                         ("mysqlc.ray.read_sql",
                          lambda q: mray.read_sql(q, kw, partition_on="id",
                                                  override_num_blocks=n).to_pandas()),
+                        (BY_HAND, lambda q: by_hand(q, n).to_pandas()),
                         ("ray.data.read_sql, mysqlclient, shard_keys=['id']",
                          lambda q: ray.data.read_sql(q, factory, shard_keys=["id"],
                                                      override_num_blocks=n).to_pandas()),
@@ -323,11 +373,16 @@ def main():
                                         lambda q: ray.data.read_sql(q, factory).to_pandas()))
                     for name, fn in configs:
                         fn("SELECT * FROM " + WARM)
-                        t, df = timed(lambda: fn(sql), args.runs)
+
+                    def check(name, df):
                         assert len(df) == args.rows, (name, len(df))
-                        results.append(("ray read", name, n, t, len(df)))
-                        print("%-45s %d blocks %7.2f s" % (name, n, t), flush=True)
-                        del df
+                    times = interleaved(configs, sql, args.runs, check)
+                    for name, _ in configs:
+                        t = statistics.median(times[name])
+                        results.append(("ray read", name, n, t, args.rows))
+                        print("%-45s %d blocks %7.2f s  (runs: %s)" % (
+                            name, n, t, " ".join("%.2f" % x for x in times[name])),
+                            flush=True)
             finally:
                 ray.shutdown()
         print("load average after: %s" % open("/proc/loadavg").read().strip(), flush=True)
@@ -360,6 +415,10 @@ def main():
                 print("target reads %d parts: %.1fx %s (target >= %dx): %s"
                       % (n, p / m, peer, target, "met" if p / m >= target else "MISSED"))
         r = get("ray read", "mysqlc.ray.read_sql", n)
+        h = get("ray read", BY_HAND, n)
+        if r and h:
+            print("ray %d blocks: mysqlc.ray.read_sql %.2fx the hand-written floor's time"
+                  % (n, r / h))
         for peer in ("ray.data.read_sql, mysqlclient (1 block)",
                      "ray.data.read_sql, mysqlclient, shard_keys=['id']"):
             p = get("ray read", peer, 4 if "1 block" in peer else n)

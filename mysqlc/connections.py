@@ -694,6 +694,10 @@ class Connection:
                     0, "protocol %r is not supported (tcp or socket)" % (protocol,))
         self._protocol = protocol
         self._use_unicode = bool(use_unicode)
+        # the escaping mode a caller read for the statement it formats next, in the same
+        # state of the session (mysqlc.aio's statement path): BaseCursor._format takes it
+        # instead of reading it again; the caller clears it
+        self._mode_hint = None
 
         self.charset, self.encoding, self._handshake_collation, self._set_names = \
             _resolve_charset(charset, collation)

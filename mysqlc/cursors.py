@@ -448,7 +448,9 @@ class BaseCursor:
                                             query, _normalize_args(args)),
                               query=query, confirm=False)
         if args is not None:
-            mode = conn._escape_mode()
+            mode = conn._mode_hint
+            if mode is None:
+                mode = conn._escape_mode()
             if mode is not None and _SEMICOLON not in query:
                 # the common case, the mode certain: _with_mode's first branch (an encoder's
                 # nested literal finds the same certain mode)

@@ -55,6 +55,7 @@ typedef struct {
     int fd;                  /* the socket's descriptor when the stream opened, or -1 */
     int reader;              /* the loop calls _on_readable (a selector loop), not the
                                 transport's reader; writes go to the socket first */
+    int fast_waiter;         /* wait_future() gives an AioWaiter (else an asyncio future) */
     int wdirty;              /* reader mode: bytes were handed to the transport, which may
                                 still hold some (direct sends wait until it is empty) */
     Py_ssize_t unasked;      /* bytes received since the engine last waited */
@@ -86,6 +87,336 @@ static int settle(mc_state *st, PyObject *fut, int status) {
     return 0;
 }
 
+/* ---------------------------------------------------------------- the waiter
+ *
+ * _core.AioWaiter: what wait_future() returns, a future in asyncio's sense (the methods
+ * and the _asyncio_future_blocking protocol an asyncio Task and asyncio.wait() use) whose
+ * completion by the stream's reader runs its done callbacks at once instead of through
+ * loop.call_soon().  The awaiting task's wake-up then runs in the same turn of the event
+ * loop as the bytes that completed its wait: one loop iteration per statement, not two.
+ * Only the reader does that (stream_received: the loop's own callback, when no task is
+ * running); set_result() and cancel(), which code inside a task may call, schedule the
+ * callbacks with call_soon() as asyncio.Future does.  Each callback runs in the context
+ * it was added with. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *loop;
+    PyObject *callbacks;    /* list of (fn, context) pairs, or NULL */
+    PyObject *result;       /* once finished */
+    PyObject *cancel_msg;
+    int state;              /* 0 pending, 1 finished, 2 cancelled */
+    int blocking;           /* _asyncio_future_blocking */
+    int yielded;            /* the await yielded it once */
+} aio_waiter;
+
+static PyObject *asyncio_attr(const char *name) {
+    PyObject *m = PyImport_ImportModule("asyncio");
+    if (!m) return NULL;
+    PyObject *r = PyObject_GetAttrString(m, name);
+    Py_DECREF(m);
+    return r;
+}
+
+static PyObject *raise_asyncio(const char *cls, PyObject *msg) {
+    PyObject *c = asyncio_attr(cls);
+    if (!c) return NULL;
+    if (msg && msg != Py_None) PyErr_SetObject(c, msg);
+    else PyErr_SetNone(c);
+    Py_DECREF(c);
+    return NULL;
+}
+
+/* The callbacks through loop.call_soon(fn, self, context=ctx), as asyncio.Future. */
+static int waiter_schedule(aio_waiter *w) {
+    PyObject *cbs = w->callbacks;
+    w->callbacks = NULL;
+    if (!cbs) return 0;
+    int rc = 0;
+    PyObject *call_soon = PyObject_GetAttrString(w->loop, "call_soon");
+    if (!call_soon) { Py_DECREF(cbs); return -1; }
+    PyObject *kwnames = Py_BuildValue("(s)", "context");
+    if (!kwnames) rc = -1;
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(cbs); i++) {
+        PyObject *pair = PyList_GET_ITEM(cbs, i);
+        PyObject *args[3] = {PyTuple_GET_ITEM(pair, 0), (PyObject *)w, PyTuple_GET_ITEM(pair, 1)};
+        PyObject *r = PyObject_Vectorcall(call_soon, args, 2, kwnames);
+        if (!r) rc = -1;
+        else Py_DECREF(r);
+    }
+    Py_XDECREF(kwnames);
+    Py_DECREF(call_soon);
+    Py_DECREF(cbs);
+    return rc;
+}
+
+/* Finished by the stream's reader: the callbacks run now, each in its context (a
+   context that cannot be entered here gets its callback through call_soon).  0, or -1
+   with an exception (only SystemExit / KeyboardInterrupt, which a task lets through;
+   anything else a callback raises goes to the loop's exception handler). */
+static int waiter_finish_now(aio_waiter *w, int status) {
+    if (w->state) return 0;
+    PyObject *v = PyLong_FromLong(status);
+    if (!v) return -1;
+    w->state = 1;
+    w->result = v;
+    PyObject *cbs = w->callbacks;
+    w->callbacks = NULL;
+    if (!cbs) return 0;
+    int rc = 0;
+    Py_INCREF(w);
+    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(cbs); i++) {
+        PyObject *pair = PyList_GET_ITEM(cbs, i);
+        PyObject *fn = PyTuple_GET_ITEM(pair, 0), *ctx = PyTuple_GET_ITEM(pair, 1);
+        int entered = 0;
+        if (PyContext_CheckExact(ctx)) {
+            if (PyContext_Enter(ctx) < 0) {
+                /* (entered already): the callback the way asyncio.Future runs it */
+                PyErr_Clear();
+                PyObject *one = PyList_New(0);
+                if (!one || PyList_Append(one, pair) < 0) { Py_XDECREF(one); rc = -1; break; }
+                w->callbacks = one;
+                rc = waiter_schedule(w);
+                continue;
+            }
+            entered = 1;
+        }
+        PyObject *r = PyObject_CallOneArg(fn, (PyObject *)w);
+        if (entered && PyContext_Exit(ctx) < 0 && r) { Py_DECREF(r); r = NULL; }
+        if (r) { Py_DECREF(r); continue; }
+        if (PyErr_ExceptionMatches(PyExc_SystemExit) ||
+            PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+            rc = -1;
+            break;
+        }
+        /* as asyncio.Handle._run: the loop's exception handler hears of it */
+        PyObject *et, *ev, *tb;
+        PyErr_Fetch(&et, &ev, &tb);
+        PyErr_NormalizeException(&et, &ev, &tb);
+        if (tb && ev) PyException_SetTraceback(ev, tb);
+        PyObject *ctxd = Py_BuildValue("{s:s,s:O}", "message",
+                                       "Exception in a callback of a mysqlc stream's waiter",
+                                       "exception", ev ? ev : Py_None);
+        Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+        if (!ctxd) { rc = -1; break; }
+        PyObject *h = PyObject_CallMethod(w->loop, "call_exception_handler", "O", ctxd);
+        Py_DECREF(ctxd);
+        if (!h) { rc = -1; break; }
+        Py_DECREF(h);
+    }
+    Py_DECREF(cbs);
+    Py_DECREF(w);
+    return rc;
+}
+
+static PyObject *waiter_done(aio_waiter *w, PyObject *Py_UNUSED(x)) {
+    return PyBool_FromLong(w->state != 0);
+}
+
+static PyObject *waiter_cancelled(aio_waiter *w, PyObject *Py_UNUSED(x)) {
+    return PyBool_FromLong(w->state == 2);
+}
+
+static PyObject *waiter_result(aio_waiter *w, PyObject *Py_UNUSED(x)) {
+    if (w->state == 1) return Py_NewRef(w->result);
+    if (w->state == 2) return raise_asyncio("CancelledError", w->cancel_msg);
+    PyObject *msg = PyUnicode_FromString("Result is not set.");
+    if (!msg) return NULL;
+    raise_asyncio("InvalidStateError", msg);
+    Py_DECREF(msg);
+    return NULL;
+}
+
+static PyObject *waiter_exception(aio_waiter *w, PyObject *Py_UNUSED(x)) {
+    if (w->state == 1) Py_RETURN_NONE;
+    return waiter_result(w, NULL);
+}
+
+static PyObject *waiter_get_loop(aio_waiter *w, PyObject *Py_UNUSED(x)) {
+    return Py_NewRef(w->loop);
+}
+
+static PyObject *waiter_add_done_callback(aio_waiter *w, PyObject *args, PyObject *kw) {
+    static char *names[] = {"fn", "context", NULL};
+    PyObject *fn, *ctx = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O:add_done_callback", names, &fn, &ctx))
+        return NULL;
+    PyObject *own = NULL;
+    if (ctx == Py_None) {
+        own = PyContext_CopyCurrent();
+        if (!own) return NULL;
+        ctx = own;
+    }
+    PyObject *pair = PyTuple_Pack(2, fn, ctx);
+    Py_XDECREF(own);
+    if (!pair) return NULL;
+    if (!w->callbacks && !(w->callbacks = PyList_New(0))) { Py_DECREF(pair); return NULL; }
+    int rc = PyList_Append(w->callbacks, pair);
+    Py_DECREF(pair);
+    if (rc < 0) return NULL;
+    if (w->state && waiter_schedule(w) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *waiter_remove_done_callback(aio_waiter *w, PyObject *fn) {
+    Py_ssize_t removed = 0;
+    PyObject *cbs = w->callbacks;
+    if (cbs) {
+        PyObject *keep = PyList_New(0);
+        if (!keep) return NULL;
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(cbs); i++) {
+            PyObject *pair = PyList_GET_ITEM(cbs, i);
+            int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(pair, 0), fn, Py_EQ);
+            if (eq < 0) { Py_DECREF(keep); return NULL; }
+            if (eq) removed++;
+            else if (PyList_Append(keep, pair) < 0) { Py_DECREF(keep); return NULL; }
+        }
+        Py_SETREF(w->callbacks, keep);
+    }
+    return PyLong_FromSsize_t(removed);
+}
+
+static PyObject *waiter_cancel(aio_waiter *w, PyObject *args, PyObject *kw) {
+    static char *names[] = {"msg", NULL};
+    PyObject *msg = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:cancel", names, &msg)) return NULL;
+    if (w->state) Py_RETURN_FALSE;
+    w->state = 2;
+    Py_XSETREF(w->cancel_msg, Py_NewRef(msg));
+    if (waiter_schedule(w) < 0) return NULL;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *waiter_set_result(aio_waiter *w, PyObject *v) {
+    if (w->state) {
+        PyObject *msg = PyUnicode_FromString("invalid state");
+        if (!msg) return NULL;
+        raise_asyncio("InvalidStateError", msg);
+        Py_DECREF(msg);
+        return NULL;
+    }
+    w->state = 1;
+    Py_XSETREF(w->result, Py_NewRef(v));
+    if (waiter_schedule(w) < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *waiter_get_blocking(aio_waiter *w, void *Py_UNUSED(x)) {
+    return PyBool_FromLong(w->blocking);
+}
+
+static int waiter_set_blocking(aio_waiter *w, PyObject *v, void *Py_UNUSED(x)) {
+    if (!v) {
+        PyErr_SetString(PyExc_AttributeError, "cannot delete _asyncio_future_blocking");
+        return -1;
+    }
+    int b = PyObject_IsTrue(v);
+    if (b < 0) return -1;
+    w->blocking = b;
+    return 0;
+}
+
+static PyObject *waiter_await(aio_waiter *w) { return Py_NewRef(w); }
+
+/* the await: yields the waiter once (to the task, as asyncio.Future.__await__), then
+   ends with its result */
+static PyObject *waiter_next(aio_waiter *w) {
+    if (w->state == 0 && !w->yielded) {
+        w->yielded = 1;
+        w->blocking = 1;
+        return Py_NewRef(w);
+    }
+    if (w->state == 0) {
+        PyErr_SetString(PyExc_RuntimeError, "await wasn't used with future");
+        return NULL;
+    }
+    PyObject *r = waiter_result(w, NULL);
+    if (!r) return NULL;
+    PyObject *stop = PyObject_CallOneArg(PyExc_StopIteration, r);
+    Py_DECREF(r);
+    if (!stop) return NULL;
+    PyErr_SetObject(PyExc_StopIteration, stop);
+    Py_DECREF(stop);
+    return NULL;
+}
+
+static int waiter_traverse(aio_waiter *w, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(w));
+    Py_VISIT(w->loop); Py_VISIT(w->callbacks); Py_VISIT(w->result); Py_VISIT(w->cancel_msg);
+    return 0;
+}
+
+static int waiter_clear(aio_waiter *w) {
+    Py_CLEAR(w->loop); Py_CLEAR(w->callbacks); Py_CLEAR(w->result); Py_CLEAR(w->cancel_msg);
+    return 0;
+}
+
+static void waiter_dealloc(aio_waiter *w) {
+    PyTypeObject *tp = Py_TYPE(w);
+    PyObject_GC_UnTrack(w);
+    waiter_clear(w);
+    tp->tp_free((PyObject *)w);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef waiter_methods[] = {
+    {"done", (PyCFunction)waiter_done, METH_NOARGS, NULL},
+    {"cancelled", (PyCFunction)waiter_cancelled, METH_NOARGS, NULL},
+    {"result", (PyCFunction)waiter_result, METH_NOARGS, NULL},
+    {"exception", (PyCFunction)waiter_exception, METH_NOARGS, NULL},
+    {"get_loop", (PyCFunction)waiter_get_loop, METH_NOARGS, NULL},
+    {"add_done_callback", (PyCFunction)(void (*)(void))waiter_add_done_callback,
+     METH_VARARGS | METH_KEYWORDS, NULL},
+    {"remove_done_callback", (PyCFunction)waiter_remove_done_callback, METH_O, NULL},
+    {"cancel", (PyCFunction)(void (*)(void))waiter_cancel, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"set_result", (PyCFunction)waiter_set_result, METH_O, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef waiter_getset[] = {
+    {"_asyncio_future_blocking", (getter)waiter_get_blocking, (setter)waiter_set_blocking,
+     NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot waiter_slots[] = {
+    {Py_tp_dealloc, waiter_dealloc},
+    {Py_tp_traverse, waiter_traverse},
+    {Py_tp_clear, waiter_clear},
+    {Py_tp_methods, waiter_methods},
+    {Py_tp_getset, waiter_getset},
+    {Py_am_await, waiter_await},
+    {Py_tp_iter, waiter_await},
+    {Py_tp_iternext, waiter_next},
+    {Py_tp_doc, "The future of AioStream.wait_future(): settled by the stream's reader, its"
+                " done callbacks run at once (see src/aio_stream.c)."},
+    {0, NULL},
+};
+
+static PyType_Spec waiter_spec = {
+    .name = "mysqlc._core.AioWaiter",
+    .basicsize = sizeof(aio_waiter),
+#ifdef Py_TPFLAGS_DISALLOW_INSTANTIATION
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+#else
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+#endif
+    .slots = waiter_slots,
+};
+
+static PyObject *waiter_new(PyTypeObject *tp, PyObject *loop) {
+    aio_waiter *w = PyObject_GC_New(aio_waiter, tp);
+    if (!w) return NULL;   /* (it holds a reference to its heap type: _PyObject_Init) */
+    w->loop = Py_NewRef(loop);
+    w->callbacks = NULL;
+    w->result = NULL;
+    w->cancel_msg = NULL;
+    w->state = 0;
+    w->blocking = 0;
+    w->yielded = 0;
+    PyObject_GC_Track(w);
+    return (PyObject *)w;
+}
+
 /* The engine raised on received bytes (a TLS or inflate error: it closed itself): the
    exception is kept for the engine's next wait, which raises it (_received_error), not
    raised here in the event loop's callback.  None, or NULL with an exception. */
@@ -113,8 +444,13 @@ static PyObject *received(aio_stream *s, mc_conn *c, Py_ssize_t n) {
     PyObject *waiter = s->waiter;
     if (!absent(waiter)) {
         s->waiter = Py_NewRef(Py_None);
-        int rc = settle(s->st, waiter, 0);
+        /* an AioWaiter's task wakes up now, in this turn of the loop (the reader and
+           buffer_updated are the loop's own callbacks: no task is running) */
+        Py_INCREF(s);
+        int rc = Py_IS_TYPE(waiter, s->st->AioWaiterType)
+                     ? waiter_finish_now((aio_waiter *)waiter, 0) : settle(s->st, waiter, 0);
         Py_DECREF(waiter);
+        Py_DECREF(s);
         if (rc < 0) return NULL;
     } else if (!s->writing) {
         s->unasked += n;
@@ -192,7 +528,9 @@ static PyObject *stream_wait_future(aio_stream *s, PyObject *Py_UNUSED(ignored))
         Py_DECREF(r);
     }
     PyObject *fut;
-    if (!absent(s->future_class)) {
+    if (s->fast_waiter) {
+        fut = waiter_new(s->st->AioWaiterType, s->loop);
+    } else if (!absent(s->future_class)) {
         PyObject *args[1] = {s->loop};   /* asyncio.Future(loop=loop) */
         fut = PyObject_Vectorcall(s->future_class, args, 0, s->st->s_loop_kw);
     } else {
@@ -282,6 +620,7 @@ static PyObject *stream_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
     aio_stream *s = (aio_stream *)tp->tp_alloc(tp, 0);
     if (!s) return NULL;
     s->fd = -1;
+    s->fast_waiter = 1;
     /* the module state: found on the first type of the MRO made from this file's spec
        (a Python subclass has none of its own) */
     for (PyTypeObject *t = tp; t; t = t->tp_base) {
@@ -358,6 +697,7 @@ static PyMemberDef stream_members[] = {
     MEMBER("_fd", T_INT, fd),
     MEMBER("_reader", T_INT, reader),
     MEMBER("_wdirty", T_INT, wdirty),
+    MEMBER("_fast_waiter", T_INT, fast_waiter),
     MEMBER("_unasked", T_PYSSIZET, unasked),
     {NULL, 0, 0, 0, NULL},
 };
@@ -392,6 +732,13 @@ int mc_aio_stream_add_type(PyObject *module) {
     if (!st->s_done || !st->s_set_result || !st->s_is_closing || !st->s_loop_kw ||
         !st->s_write_buffer_size)
         return -1;
+    st->AioWaiterType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &waiter_spec, NULL);
+    if (!st->AioWaiterType) return -1;
+    Py_INCREF(st->AioWaiterType);
+    if (PyModule_AddObject(module, "AioWaiter", (PyObject *)st->AioWaiterType) < 0) {
+        Py_DECREF(st->AioWaiterType);
+        return -1;
+    }
     st->AioStreamType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &stream_spec, NULL);
     if (!st->AioStreamType) return -1;
     Py_INCREF(st->AioStreamType);

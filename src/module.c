@@ -97,7 +97,7 @@ static int mc_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->NotSupportedError); Py_VISIT(st->error_class_for); Py_VISIT(st->collation_codecs);
     Py_VISIT(st->Decimal); Py_VISIT(st->empty_str); Py_VISIT(st->empty_bytes);
     Py_VISIT(st->ConnectionType); Py_VISIT(st->param_adapter);
-    Py_VISIT(st->StoreType); Py_VISIT(st->AioStreamType);
+    Py_VISIT(st->StoreType); Py_VISIT(st->AioStreamType); Py_VISIT(st->AioWaiterType);
     Py_VISIT(st->s_done); Py_VISIT(st->s_set_result); Py_VISIT(st->s_is_closing);
     Py_VISIT(st->s_loop_kw); Py_VISIT(st->s_write_buffer_size);
     Py_VISIT(st->ssl_MemoryBIO); Py_VISIT(st->ssl_WantRead); Py_VISIT(st->ssl_ZeroReturn);
@@ -114,7 +114,7 @@ static int mc_clear(PyObject *module) {
     Py_CLEAR(st->NotSupportedError); Py_CLEAR(st->error_class_for); Py_CLEAR(st->collation_codecs);
     Py_CLEAR(st->Decimal); Py_CLEAR(st->empty_str); Py_CLEAR(st->empty_bytes);
     Py_CLEAR(st->ConnectionType); Py_CLEAR(st->param_adapter);
-    Py_CLEAR(st->StoreType); Py_CLEAR(st->AioStreamType);
+    Py_CLEAR(st->StoreType); Py_CLEAR(st->AioStreamType); Py_CLEAR(st->AioWaiterType);
     Py_CLEAR(st->s_done); Py_CLEAR(st->s_set_result); Py_CLEAR(st->s_is_closing);
     Py_CLEAR(st->s_loop_kw); Py_CLEAR(st->s_write_buffer_size);
     Py_CLEAR(st->ssl_MemoryBIO); Py_CLEAR(st->ssl_WantRead); Py_CLEAR(st->ssl_ZeroReturn);

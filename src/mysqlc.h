@@ -143,6 +143,7 @@ typedef struct {
     PyObject *param_adapter;     /* mysqlc.converters._adapt_param, fetched on first use */
     PyTypeObject *StoreType;     /* store.c */
     PyTypeObject *AioStreamType; /* aio_stream.c */
+    PyTypeObject *AioWaiterType; /* aio_stream.c */
     PyObject *s_done, *s_set_result, *s_is_closing, *s_loop_kw, *s_write_buffer_size;   /* aio_stream.c's names */
     /* Python's ssl module, loaded on the first connect(ssl_context=...) (tls_py.c) */
     PyObject *ssl_MemoryBIO, *ssl_WantRead, *ssl_ZeroReturn, *ssl_CertVerify, *ssl_Error;

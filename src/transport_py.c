@@ -131,7 +131,10 @@ static int py_flush(mc_conn *c) {
                       "Lost connection to server (write timed out)");
         return -1;
     }
+    /* status 2 (the stream ended while the write waited to drain) or 3: the errno the
+       stream recorded, EPIPE when it recorded none (an end of stream) */
     int err = obj_errno(c);
+    if (!err) err = EPIPE;
     mc_conn_fatal(c, c->st->OperationalError, CR_SERVER_GONE_ERROR,
                   "Server has gone away (%s)", strerror(err));
     return -1;

@@ -1030,13 +1030,13 @@ async def _stream_modes(conn_kwargs, kind):
         cur = conn.cursor()
         # statements larger than the socket's send buffer: a partial send, the rest
         # through the transport; the small ones behind them must not overtake it
-        for size in (3 << 20, 5 << 20):
+        for size in (3 << 20, 12 << 20):
             big = "".join(random.choice("abcdef") for _ in range(64)) * (size // 64)
             await cur.execute("SELECT LENGTH(%s), MD5(%s), %s", (big, big, size))
             import hashlib
             assert await cur.fetchall() == (
                 (len(big), hashlib.md5(big.encode()).hexdigest(), size),)
-            if kind == "asyncio" and size == 5 << 20:
+            if kind == "asyncio" and size == 12 << 20:
                 # the kernel took part of it; the transport wrote the rest
                 assert proto._wdirty == 1
             for i in range(5):
@@ -1055,7 +1055,10 @@ async def _stream_modes(conn_kwargs, kind):
         await ss.execute("SELECT seq, REPEAT('h', 1000) FROM seq_1_to_20000")
         first = await ss.fetchone()
         assert first == (1, "h" * 1000)
-        await asyncio.sleep(0.3)
+        for _ in range(100):   # the server sends on: above HIGH_WATER reading stops
+            if proto._held:
+                break
+            await asyncio.sleep(0.05)
         assert proto._held == 1
         rest = await ss.fetchall()
         assert len(rest) == 19999 and rest[-1] == (20000, "h" * 1000)
@@ -1091,3 +1094,83 @@ def test_c_stream_end_of_stream(run, conn_kwargs, root_conn_kwargs):
     """The server ends the connection between statements: the C reader sees the end of
     the stream, leaves the loop, and the next statement raises a lost connection."""
     run(_stream_dies, conn_kwargs, root_conn_kwargs)
+
+
+async def _waiter_protocol(conn_kwargs):
+    conn = await mysqlc.aio.connect(**conn_kwargs)
+    proto = conn._sync_obj._proto
+    loop = asyncio.get_running_loop()
+    try:
+        w = proto.wait_future()           # an idle connection: nothing settles it
+        assert type(w).__name__ == "AioWaiter" and asyncio.isfuture(w)
+        assert w.get_loop() is loop and not w.done() and not w.cancelled()
+        with pytest.raises(asyncio.InvalidStateError):
+            w.result()
+        seen = []
+        w.add_done_callback(seen.append)
+        w.add_done_callback(lambda f: seen.append("second"))
+        assert w.remove_done_callback(seen.append) == 1
+        assert w.cancel("why") is True and w.cancel() is False
+        assert w.cancelled() and w.done() and seen == []   # scheduled, not run inline
+        await asyncio.sleep(0)
+        assert seen == ["second"]
+        with pytest.raises(asyncio.CancelledError):
+            w.result()
+        # set_result from inside a task: its callbacks through call_soon, as asyncio's
+        w = proto.wait_future()
+        w.set_result(5)
+        with pytest.raises(asyncio.InvalidStateError):
+            w.set_result(6)
+        assert await w == 5 and w.exception() is None
+        w = proto.wait_future()
+        done, pending = await asyncio.wait({w}, timeout=0.05)
+        assert not done and pending == {w}
+        w.cancel()
+        # a task awaiting it is cancelled: CancelledError at its await
+        w = proto.wait_future()
+        task = asyncio.ensure_future(_await(w))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert w.cancelled()
+        proto._waiter = None
+        await _tagged(conn)
+    finally:
+        conn.close()
+
+
+async def _await(w):
+    return await w
+
+
+def test_c_stream_waiter_is_a_future(run, conn_kwargs):
+    """wait_future()'s AioWaiter (src/aio_stream.c) as asyncio code uses a future:
+    callbacks, cancel, set_result, asyncio.wait, a cancelled awaiting task.  Only the
+    stream's reader runs its callbacks at once (the task's wake-up in the same turn of
+    the loop); everything else schedules them as asyncio.Future does."""
+    run(_waiter_protocol, conn_kwargs)
+
+
+_ctx_var = contextvars.ContextVar("_ctx_var", default="unset")
+
+
+async def _waiter_context(conn_kwargs):
+    conn = await mysqlc.aio.connect(**conn_kwargs)
+    try:
+        async def one(tag):
+            _ctx_var.set(tag)
+            cur = conn.cursor()
+            await cur.execute("SELECT SLEEP(0.05), %s", (tag,))
+            assert await cur.fetchall() == ((0, tag),)
+            return _ctx_var.get()   # the task resumed in its own context
+        results = []
+        for tag in ("a", "b", "c"):
+            results.append(await asyncio.create_task(one(tag)))
+        assert results == ["a", "b", "c"] and _ctx_var.get() == "unset"
+    finally:
+        conn.close()
+
+
+def test_c_stream_waiter_wakes_the_task_in_its_context(run, conn_kwargs):
+    run(_waiter_context, conn_kwargs)

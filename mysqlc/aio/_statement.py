@@ -68,13 +68,22 @@ def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
             _PLAIN_SQL[query] = (codec, sql)
         return sql
     if args is not None:
-        if conn._escape_mode() is None:
+        mode = conn._escape_mode()
+        if mode is None:
             return None
         if isinstance(query, str):
             if ";" in query:
                 return None
         elif not isinstance(query, bytes) or _SEMICOLON in query:
             return None
+        if core.session_track_seq == conn._track_seq:
+            # _format reads the mode after its _session_charset(), which syncs nothing
+            # while the session reported no change: the mode read here is its own
+            conn._mode_hint = mode
+            try:
+                return cur._format(conn, query, args)
+            finally:
+                conn._mode_hint = None
     return cur._format(conn, query, args)
 
 

@@ -248,6 +248,7 @@ class StreamProtocol(_core.AioStream, asyncio.BufferedProtocol):
         # they are read (docs/architecture.md "Commands in flight")
         t = self.transport
         if t is None or self._state:
+            self.errno = self.errno or _errno.EPIPE
             return _ERROR
         self._writing = True
         if self._held:

@@ -872,6 +872,7 @@ class Connection:
     _mode_seq = None        # session_track_seq when _mode_tracked was read
     _mode_tracked = None    # NO_BACKSLASH_ESCAPES of the tracked sql_mode; None: unknown
     _mode_written = None    # the mode the last statement's values were escaped for
+    _mode_hint = None       # (also set in __init__: see there)
 
     def _escape_mode(self):
         """NO_BACKSLASH_ESCAPES of the session when the connection knows it for certain

@@ -101,12 +101,13 @@ static int settle(mc_state *st, PyObject *fut, int status) {
 typedef struct {
     PyObject_HEAD
     PyObject *loop;
-    PyObject *callbacks;    /* list of (fn, context) pairs, or NULL */
+    PyObject *cb0, *ctx0;   /* the first done callback and its context (a task's wake-up,
+                               usually the only one), or NULL */
+    PyObject *callbacks;    /* list of further (fn, context) pairs, or NULL */
     PyObject *result;       /* once finished */
     PyObject *cancel_msg;
     int state;              /* 0 pending, 1 finished, 2 cancelled */
     int blocking;           /* _asyncio_future_blocking */
-    int yielded;            /* the await yielded it once */
 } aio_waiter;
 
 static PyObject *asyncio_attr(const char *name) {
@@ -126,11 +127,31 @@ static PyObject *raise_asyncio(const char *cls, PyObject *msg) {
     return NULL;
 }
 
+/* Every callback as a new list of (fn, context) pairs, the first one first, taken out of
+   the waiter (which then has none); NULL with an exception. */
+static PyObject *take_callbacks(aio_waiter *w) {
+    PyObject *all = w->callbacks ? w->callbacks : PyList_New(0);
+    w->callbacks = NULL;
+    if (!all) return NULL;
+    if (w->cb0) {
+        PyObject *pair = PyTuple_Pack(2, w->cb0, w->ctx0);
+        Py_CLEAR(w->cb0);
+        Py_CLEAR(w->ctx0);
+        if (!pair || PyList_Insert(all, 0, pair) < 0) {
+            Py_XDECREF(pair);
+            Py_DECREF(all);
+            return NULL;
+        }
+        Py_DECREF(pair);
+    }
+    return all;
+}
+
 /* The callbacks through loop.call_soon(fn, self, context=ctx), as asyncio.Future. */
 static int waiter_schedule(aio_waiter *w) {
-    PyObject *cbs = w->callbacks;
-    w->callbacks = NULL;
-    if (!cbs) return 0;
+    if (!w->cb0 && !w->callbacks) return 0;
+    PyObject *cbs = take_callbacks(w);
+    if (!cbs) return -1;
     int rc = 0;
     PyObject *call_soon = PyObject_GetAttrString(w->loop, "call_soon");
     if (!call_soon) { Py_DECREF(cbs); return -1; }
@@ -149,61 +170,88 @@ static int waiter_schedule(aio_waiter *w) {
     return rc;
 }
 
-/* Finished by the stream's reader: the callbacks run now, each in its context (a
-   context that cannot be entered here gets its callback through call_soon).  0, or -1
-   with an exception (only SystemExit / KeyboardInterrupt, which a task lets through;
-   anything else a callback raises goes to the loop's exception handler). */
+/* fn(w) in `ctx` now (as asyncio.Handle._run runs a callback): 0; -1 with SystemExit or
+   KeyboardInterrupt (which a task lets through); anything else fn raises goes to the
+   loop's exception handler.  A context entered already: fn through call_soon. */
+static int run_callback(aio_waiter *w, PyObject *fn, PyObject *ctx) {
+    int entered = 0;
+    if (PyContext_CheckExact(ctx)) {
+        if (PyContext_Enter(ctx) < 0) {
+            PyErr_Clear();
+            PyObject *args[3] = {fn, (PyObject *)w, ctx};
+            PyObject *call_soon = PyObject_GetAttrString(w->loop, "call_soon");
+            if (!call_soon) return -1;
+            PyObject *kwnames = Py_BuildValue("(s)", "context");
+            PyObject *r = kwnames ? PyObject_Vectorcall(call_soon, args, 2, kwnames) : NULL;
+            Py_XDECREF(kwnames);
+            Py_DECREF(call_soon);
+            if (!r) return -1;
+            Py_DECREF(r);
+            return 0;
+        }
+        entered = 1;
+    }
+    PyObject *r = PyObject_CallOneArg(fn, (PyObject *)w);
+    if (entered && PyContext_Exit(ctx) < 0 && r) { Py_DECREF(r); r = NULL; }
+    if (r) { Py_DECREF(r); return 0; }
+    if (PyErr_ExceptionMatches(PyExc_SystemExit) ||
+        PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))
+        return -1;
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyErr_NormalizeException(&et, &ev, &tb);
+    if (tb && ev) PyException_SetTraceback(ev, tb);
+    PyObject *ctxd = Py_BuildValue("{s:s,s:O}", "message",
+                                   "Exception in a callback of a mysqlc stream's waiter",
+                                   "exception", ev ? ev : Py_None);
+    Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+    if (!ctxd) return -1;
+    PyObject *h = PyObject_CallMethod(w->loop, "call_exception_handler", "O", ctxd);
+    Py_DECREF(ctxd);
+    if (!h) return -1;
+    Py_DECREF(h);
+    return 0;
+}
+
+/* Finished by the stream's reader: the callbacks run now, each in its context
+   (run_callback).  0, or -1 with an exception (SystemExit / KeyboardInterrupt). */
 static int waiter_finish_now(aio_waiter *w, int status) {
     if (w->state) return 0;
     PyObject *v = PyLong_FromLong(status);
     if (!v) return -1;
     w->state = 1;
     w->result = v;
-    PyObject *cbs = w->callbacks;
-    w->callbacks = NULL;
-    if (!cbs) return 0;
     int rc = 0;
     Py_INCREF(w);
-    for (Py_ssize_t i = 0; rc == 0 && i < PyList_GET_SIZE(cbs); i++) {
-        PyObject *pair = PyList_GET_ITEM(cbs, i);
-        PyObject *fn = PyTuple_GET_ITEM(pair, 0), *ctx = PyTuple_GET_ITEM(pair, 1);
-        int entered = 0;
-        if (PyContext_CheckExact(ctx)) {
-            if (PyContext_Enter(ctx) < 0) {
-                /* (entered already): the callback the way asyncio.Future runs it */
-                PyErr_Clear();
-                PyObject *one = PyList_New(0);
-                if (!one || PyList_Append(one, pair) < 0) { Py_XDECREF(one); rc = -1; break; }
-                w->callbacks = one;
-                rc = waiter_schedule(w);
-                continue;
+    if (w->cb0 && !w->callbacks) {   /* the common case: one task waits */
+        PyObject *fn = w->cb0, *ctx = w->ctx0;
+        w->cb0 = w->ctx0 = NULL;
+        rc = run_callback(w, fn, ctx);
+        Py_DECREF(fn);
+        Py_DECREF(ctx);
+    } else if (w->cb0 || w->callbacks) {
+        PyObject *cbs = take_callbacks(w);
+        if (!cbs) rc = -1;
+        Py_ssize_t i = 0;
+        for (; rc == 0 && i < PyList_GET_SIZE(cbs); i++) {
+            PyObject *pair = PyList_GET_ITEM(cbs, i);
+            rc = run_callback(w, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1));
+        }
+        if (rc < 0 && cbs && i < PyList_GET_SIZE(cbs)) {
+            /* the rest still run, through call_soon, as asyncio.Future's would */
+            PyObject *et, *ev, *tb;
+            PyErr_Fetch(&et, &ev, &tb);
+            PyObject *rest = PyList_GetSlice(cbs, i, PyList_GET_SIZE(cbs));
+            if (rest) {
+                w->callbacks = rest;
+                if (waiter_schedule(w) < 0) PyErr_WriteUnraisable((PyObject *)w);
+            } else {
+                PyErr_WriteUnraisable((PyObject *)w);
             }
-            entered = 1;
+            PyErr_Restore(et, ev, tb);
         }
-        PyObject *r = PyObject_CallOneArg(fn, (PyObject *)w);
-        if (entered && PyContext_Exit(ctx) < 0 && r) { Py_DECREF(r); r = NULL; }
-        if (r) { Py_DECREF(r); continue; }
-        if (PyErr_ExceptionMatches(PyExc_SystemExit) ||
-            PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
-            rc = -1;
-            break;
-        }
-        /* as asyncio.Handle._run: the loop's exception handler hears of it */
-        PyObject *et, *ev, *tb;
-        PyErr_Fetch(&et, &ev, &tb);
-        PyErr_NormalizeException(&et, &ev, &tb);
-        if (tb && ev) PyException_SetTraceback(ev, tb);
-        PyObject *ctxd = Py_BuildValue("{s:s,s:O}", "message",
-                                       "Exception in a callback of a mysqlc stream's waiter",
-                                       "exception", ev ? ev : Py_None);
-        Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
-        if (!ctxd) { rc = -1; break; }
-        PyObject *h = PyObject_CallMethod(w->loop, "call_exception_handler", "O", ctxd);
-        Py_DECREF(ctxd);
-        if (!h) { rc = -1; break; }
-        Py_DECREF(h);
+        Py_XDECREF(cbs);
     }
-    Py_DECREF(cbs);
     Py_DECREF(w);
     return rc;
 }
@@ -235,43 +283,64 @@ static PyObject *waiter_get_loop(aio_waiter *w, PyObject *Py_UNUSED(x)) {
     return Py_NewRef(w->loop);
 }
 
-static PyObject *waiter_add_done_callback(aio_waiter *w, PyObject *args, PyObject *kw) {
-    static char *names[] = {"fn", "context", NULL};
-    PyObject *fn, *ctx = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$O:add_done_callback", names, &fn, &ctx))
+/* add_done_callback(fn, *, context=None) (METH_FASTCALL: a task calls it per await) */
+static PyObject *waiter_add_done_callback(aio_waiter *w, PyObject *const *args, Py_ssize_t nargs,
+                                          PyObject *kwnames) {
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs != 1 || nkw > 1 ||
+        (nkw == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "context"))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "add_done_callback(fn, *, context=None) takes one callable");
         return NULL;
+    }
+    PyObject *fn = args[0];
+    PyObject *ctx = nkw ? args[1] : Py_None;
     PyObject *own = NULL;
     if (ctx == Py_None) {
         own = PyContext_CopyCurrent();
         if (!own) return NULL;
         ctx = own;
     }
-    PyObject *pair = PyTuple_Pack(2, fn, ctx);
+    if (!w->cb0 && !w->callbacks) {
+        w->cb0 = Py_NewRef(fn);
+        w->ctx0 = Py_NewRef(ctx);
+    } else {
+        PyObject *pair = PyTuple_Pack(2, fn, ctx);
+        if (!pair) { Py_XDECREF(own); return NULL; }
+        if (!w->callbacks && !(w->callbacks = PyList_New(0))) {
+            Py_DECREF(pair);
+            Py_XDECREF(own);
+            return NULL;
+        }
+        int rc = PyList_Append(w->callbacks, pair);
+        Py_DECREF(pair);
+        if (rc < 0) { Py_XDECREF(own); return NULL; }
+    }
     Py_XDECREF(own);
-    if (!pair) return NULL;
-    if (!w->callbacks && !(w->callbacks = PyList_New(0))) { Py_DECREF(pair); return NULL; }
-    int rc = PyList_Append(w->callbacks, pair);
-    Py_DECREF(pair);
-    if (rc < 0) return NULL;
     if (w->state && waiter_schedule(w) < 0) return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *waiter_remove_done_callback(aio_waiter *w, PyObject *fn) {
     Py_ssize_t removed = 0;
-    PyObject *cbs = w->callbacks;
-    if (cbs) {
-        PyObject *keep = PyList_New(0);
-        if (!keep) return NULL;
-        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(cbs); i++) {
-            PyObject *pair = PyList_GET_ITEM(cbs, i);
-            int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(pair, 0), fn, Py_EQ);
-            if (eq < 0) { Py_DECREF(keep); return NULL; }
-            if (eq) removed++;
-            else if (PyList_Append(keep, pair) < 0) { Py_DECREF(keep); return NULL; }
+    if (!w->cb0 && !w->callbacks) return PyLong_FromSsize_t(0);
+    PyObject *cbs = take_callbacks(w);
+    if (!cbs) return NULL;
+    PyObject *keep = PyList_New(0);
+    if (!keep) { Py_DECREF(cbs); return NULL; }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(cbs); i++) {
+        PyObject *pair = PyList_GET_ITEM(cbs, i);
+        int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(pair, 0), fn, Py_EQ);
+        if (eq < 0 || (!eq && PyList_Append(keep, pair) < 0)) {
+            w->callbacks = cbs;   /* (nothing removed: keep them all) */
+            Py_DECREF(keep);
+            return NULL;
         }
-        Py_SETREF(w->callbacks, keep);
+        if (eq) removed++;
     }
+    Py_DECREF(cbs);
+    if (PyList_GET_SIZE(keep)) w->callbacks = keep;
+    else Py_DECREF(keep);
     return PyLong_FromSsize_t(removed);
 }
 
@@ -317,17 +386,13 @@ static int waiter_set_blocking(aio_waiter *w, PyObject *v, void *Py_UNUSED(x)) {
 
 static PyObject *waiter_await(aio_waiter *w) { return Py_NewRef(w); }
 
-/* the await: yields the waiter once (to the task, as asyncio.Future.__await__), then
-   ends with its result */
+/* the await: yields the waiter while it is pending (to the task, as
+   asyncio.Future.__await__; every coroutine awaiting it gets it), then ends with its
+   result */
 static PyObject *waiter_next(aio_waiter *w) {
-    if (w->state == 0 && !w->yielded) {
-        w->yielded = 1;
+    if (w->state == 0) {
         w->blocking = 1;
         return Py_NewRef(w);
-    }
-    if (w->state == 0) {
-        PyErr_SetString(PyExc_RuntimeError, "await wasn't used with future");
-        return NULL;
     }
     PyObject *r = waiter_result(w, NULL);
     if (!r) return NULL;
@@ -339,14 +404,26 @@ static PyObject *waiter_next(aio_waiter *w) {
     return NULL;
 }
 
+/* _make_cancelled_error(): what asyncio.gather() asks a cancelled child future for */
+static PyObject *waiter_make_cancelled_error(aio_waiter *w, PyObject *Py_UNUSED(x)) {
+    PyObject *cls = asyncio_attr("CancelledError");
+    if (!cls) return NULL;
+    PyObject *exc = (w->cancel_msg && w->cancel_msg != Py_None)
+                        ? PyObject_CallOneArg(cls, w->cancel_msg) : PyObject_CallNoArgs(cls);
+    Py_DECREF(cls);
+    return exc;
+}
+
 static int waiter_traverse(aio_waiter *w, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(w));
-    Py_VISIT(w->loop); Py_VISIT(w->callbacks); Py_VISIT(w->result); Py_VISIT(w->cancel_msg);
+    Py_VISIT(w->loop); Py_VISIT(w->cb0); Py_VISIT(w->ctx0); Py_VISIT(w->callbacks);
+    Py_VISIT(w->result); Py_VISIT(w->cancel_msg);
     return 0;
 }
 
 static int waiter_clear(aio_waiter *w) {
-    Py_CLEAR(w->loop); Py_CLEAR(w->callbacks); Py_CLEAR(w->result); Py_CLEAR(w->cancel_msg);
+    Py_CLEAR(w->loop); Py_CLEAR(w->cb0); Py_CLEAR(w->ctx0); Py_CLEAR(w->callbacks);
+    Py_CLEAR(w->result); Py_CLEAR(w->cancel_msg);
     return 0;
 }
 
@@ -365,10 +442,11 @@ static PyMethodDef waiter_methods[] = {
     {"exception", (PyCFunction)waiter_exception, METH_NOARGS, NULL},
     {"get_loop", (PyCFunction)waiter_get_loop, METH_NOARGS, NULL},
     {"add_done_callback", (PyCFunction)(void (*)(void))waiter_add_done_callback,
-     METH_VARARGS | METH_KEYWORDS, NULL},
+     METH_FASTCALL | METH_KEYWORDS, NULL},
     {"remove_done_callback", (PyCFunction)waiter_remove_done_callback, METH_O, NULL},
     {"cancel", (PyCFunction)(void (*)(void))waiter_cancel, METH_VARARGS | METH_KEYWORDS, NULL},
     {"set_result", (PyCFunction)waiter_set_result, METH_O, NULL},
+    {"_make_cancelled_error", (PyCFunction)waiter_make_cancelled_error, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -407,12 +485,12 @@ static PyObject *waiter_new(PyTypeObject *tp, PyObject *loop) {
     aio_waiter *w = PyObject_GC_New(aio_waiter, tp);
     if (!w) return NULL;   /* (it holds a reference to its heap type: _PyObject_Init) */
     w->loop = Py_NewRef(loop);
+    w->cb0 = w->ctx0 = NULL;
     w->callbacks = NULL;
     w->result = NULL;
     w->cancel_msg = NULL;
     w->state = 0;
     w->blocking = 0;
-    w->yielded = 0;
     PyObject_GC_Track(w);
     return (PyObject *)w;
 }
@@ -450,6 +528,30 @@ static PyObject *received(aio_stream *s, mc_conn *c, Py_ssize_t n) {
         int rc = Py_IS_TYPE(waiter, s->st->AioWaiterType)
                      ? waiter_finish_now((aio_waiter *)waiter, 0) : settle(s->st, waiter, 0);
         Py_DECREF(waiter);
+        if (rc < 0 && !s->reader && !absent(s->loop) &&
+            (PyErr_ExceptionMatches(PyExc_SystemExit) ||
+             PyErr_ExceptionMatches(PyExc_KeyboardInterrupt))) {
+            /* the woken task let SystemExit / KeyboardInterrupt through, inside the
+               transport's buffer_updated: a transport (uvloop's) takes what its protocol
+               raises for a fatal error of its own and swallows it.  It is raised again
+               by a callback of the loop's, which lets the two through run_forever, as
+               the task's own step would have. */
+            PyObject *et, *ev, *tb;
+            PyErr_Fetch(&et, &ev, &tb);
+            PyErr_NormalizeException(&et, &ev, &tb);
+            if (tb && ev) PyException_SetTraceback(ev, tb);
+            PyObject *raiser = PyObject_GetAttrString((PyObject *)s, "_raise");
+            PyObject *h = raiser ? PyObject_CallMethod(s->loop, "call_soon", "OO", raiser,
+                                                       ev ? ev : Py_None) : NULL;
+            Py_XDECREF(raiser);
+            if (h) {
+                Py_DECREF(h);
+                Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+                Py_DECREF(s);
+                Py_RETURN_NONE;
+            }
+            Py_XDECREF(et); Py_XDECREF(ev); Py_XDECREF(tb);
+        }
         Py_DECREF(s);
         if (rc < 0) return NULL;
     } else if (!s->writing) {
@@ -520,6 +622,10 @@ static PyObject *stream_on_readable(aio_stream *s, PyObject *Py_UNUSED(ignored))
    the stream ended; what the event-loop-driven statement awaits.  Reading resumes if it
    was held. */
 static PyObject *stream_wait_future(aio_stream *s, PyObject *Py_UNUSED(ignored)) {
+    if (absent(s->loop)) {
+        PyErr_SetString(PyExc_RuntimeError, "wait_future(): the stream has no event loop");
+        return NULL;
+    }
     s->unasked = 0;
     if (s->held) {
         s->held = 0;
@@ -664,11 +770,24 @@ static void stream_dealloc(aio_stream *s) {
     Py_DECREF(tp);
 }
 
+/* _raise(exc): raises exc (a callback of the loop's: see received()) */
+static PyObject *stream_raise(aio_stream *s, PyObject *exc) {
+    (void)s;
+    if (!PyExceptionInstance_Check(exc)) {
+        PyErr_SetString(PyExc_TypeError, "_raise() takes an exception");
+        return NULL;
+    }
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    return NULL;
+}
+
 static PyMethodDef stream_methods[] = {
     {"get_buffer", (PyCFunction)stream_get_buffer, METH_O,
      "get_buffer(sizehint) -> the writable buffer asyncio receives the next bytes into"},
     {"buffer_updated", (PyCFunction)stream_buffer_updated, METH_O,
      "buffer_updated(nbytes): nbytes arrived in get_buffer()'s buffer"},
+    {"_raise", (PyCFunction)stream_raise, METH_O,
+     "_raise(exc): raise exc (from a callback of the event loop's)"},
     {"_on_readable", (PyCFunction)stream_on_readable, METH_NOARGS,
      "_on_readable(): the event loop's reader callback: one recv() into the engine"},
     {"wait_future", (PyCFunction)stream_wait_future, METH_NOARGS,

@@ -1028,15 +1028,19 @@ async def _stream_modes(conn_kwargs, kind):
     try:
         assert proto._reader == (1 if kind == "asyncio" else 0)
         cur = conn.cursor()
-        # statements larger than the socket's send buffer: a partial send, the rest
-        # through the transport; the small ones behind them must not overtake it
-        for size in (3 << 20, 12 << 20):
+        # statements larger than the socket's send buffer (made small here, so that the
+        # kernel cannot take a whole one while the server reads): a partial send, the
+        # rest through the transport; the small ones behind them must not overtake it
+        import socket as _socket
+        proto.transport.get_extra_info("socket").setsockopt(
+            _socket.SOL_SOCKET, _socket.SO_SNDBUF, 16384)
+        for size in (3 << 20, 5 << 20):
             big = "".join(random.choice("abcdef") for _ in range(64)) * (size // 64)
             await cur.execute("SELECT LENGTH(%s), MD5(%s), %s", (big, big, size))
             import hashlib
             assert await cur.fetchall() == (
                 (len(big), hashlib.md5(big.encode()).hexdigest(), size),)
-            if kind == "asyncio" and size == 12 << 20:
+            if kind == "asyncio":
                 # the kernel took part of it; the transport wrote the rest
                 assert proto._wdirty == 1
             for i in range(5):
@@ -1174,3 +1178,93 @@ async def _waiter_context(conn_kwargs):
 
 def test_c_stream_waiter_wakes_the_task_in_its_context(run, conn_kwargs):
     run(_waiter_context, conn_kwargs)
+
+
+_EXIT_SCRIPT = r"""
+import asyncio, json, sys
+import mysqlc.aio
+kw, kind, exc = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+async def main():
+    conn = await mysqlc.aio.connect(**kw)
+    cur = conn.cursor()
+    await cur.execute("SELECT 1")
+    raise {"ki": KeyboardInterrupt, "se": SystemExit}[exc]("out")
+
+if kind == "uvloop":
+    import uvloop
+    factory = uvloop.new_event_loop
+else:
+    factory = asyncio.new_event_loop
+try:
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(main())
+except BaseException as e:
+    print("LEFT", type(e).__name__, flush=True)
+"""
+
+
+@pytest.mark.parametrize("exc", ["ki", "se"])
+def test_c_stream_task_exit_leaves_the_loop(run, conn_kwargs, exc):
+    """KeyboardInterrupt / SystemExit raised by a task the stream's reader woke (inside
+    uvloop's buffer_updated, or asyncio's reader callback) leaves asyncio.run(), as it
+    does from a task woken by call_soon: it is not taken for a transport's error and the
+    loop does not go on forever (a review helper's finding)."""
+    import json
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, json.dumps(conn_kwargs),
+                           run.kind, exc], capture_output=True, text=True, timeout=30)
+    name = {"ki": "KeyboardInterrupt", "se": "SystemExit"}[exc]
+    assert "LEFT %s" % name in proc.stdout, proc.stdout + proc.stderr
+
+
+async def _waiter_edges(conn_kwargs):
+    conn = await mysqlc.aio.connect(**conn_kwargs)
+    proto = conn._sync_obj._proto
+    try:
+        # two coroutines awaiting one waiter both get its result
+        w = proto.wait_future()
+        both = asyncio.gather(_await(w), _await(w))
+        await asyncio.sleep(0)
+        w.set_result(5)
+        assert await both == [5, 5]
+        # gather() over a cancelled one asks it for its CancelledError
+        w = proto.wait_future()
+        g = asyncio.gather(w)
+        w.cancel("why")
+        with pytest.raises(asyncio.CancelledError):
+            await g
+        proto._waiter = None
+        # the reader completes a waiter whose first callback raises KeyboardInterrupt:
+        # it leaves the loop, and the other callbacks still run (through call_soon)
+        ran = []
+
+        def interrupt(f):
+            raise KeyboardInterrupt
+
+        assert conn._sync_obj._conn.send_ping_nowait()
+        w = proto.wait_future()
+        w.add_done_callback(interrupt)
+        w.add_done_callback(lambda f: ran.append(f.result()))
+        return conn, ran, w
+    except BaseException:
+        conn.close()
+        raise
+
+
+def test_c_stream_waiter_edges(run, conn_kwargs):
+    state = {}
+
+    async def body():
+        state["conn"], state["ran"], w = await _waiter_edges(conn_kwargs)
+        await asyncio.sleep(5)   # the reader's KeyboardInterrupt ends this first
+    with pytest.raises(KeyboardInterrupt):
+        run(body)
+    assert state["ran"] == [0]
+    # the ping's answer was taken by nobody: the connection is out of step no more than
+    # a cancelled statement; it is closed here
+    state["conn"].close()
+    # a stream made bare, without a loop: an error, not a crash
+    with pytest.raises(RuntimeError):
+        mysqlc._core.AioStream().wait_future()

@@ -94,7 +94,7 @@ static int settle(mc_state *st, PyObject *fut, int status) {
  * completion by the stream's reader runs its done callbacks at once instead of through
  * loop.call_soon().  The awaiting task's wake-up then runs in the same turn of the event
  * loop as the bytes that completed its wait: one loop iteration per statement, not two.
- * Only the reader does that (stream_received: the loop's own callback, when no task is
+ * Only the reader does that (received(): the loop's own callback, when no task is
  * running); set_result() and cancel(), which code inside a task may call, schedule the
  * callbacks with call_soon() as asyncio.Future does.  Each callback runs in the context
  * it was added with. */
@@ -384,7 +384,7 @@ static int waiter_set_blocking(aio_waiter *w, PyObject *v, void *Py_UNUSED(x)) {
     return 0;
 }
 
-static PyObject *waiter_await(aio_waiter *w) { return Py_NewRef(w); }
+static PyObject *waiter_await(aio_waiter *w) { return Py_NewRef((PyObject *)w); }
 
 /* the await: yields the waiter while it is pending (to the task, as
    asyncio.Future.__await__; every coroutine awaiting it gets it), then ends with its
@@ -392,7 +392,7 @@ static PyObject *waiter_await(aio_waiter *w) { return Py_NewRef(w); }
 static PyObject *waiter_next(aio_waiter *w) {
     if (w->state == 0) {
         w->blocking = 1;
-        return Py_NewRef(w);
+        return Py_NewRef((PyObject *)w);
     }
     PyObject *r = waiter_result(w, NULL);
     if (!r) return NULL;

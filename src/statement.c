@@ -233,6 +233,18 @@ out:
     return ret;
 }
 
+/* The command framed in c->out handed to the transport without waiting; its response is
+   taken by take_result() from now on.  0, or -1 with an exception. */
+static int send_framed_nowait(mc_conn *c) {
+    take_clear(c);
+    c->nowait = 1;
+    int r = c->io->flush(c);
+    c->nowait = 0;
+    if (r < 0) return -1;
+    c->take_phase = 1;
+    return 0;
+}
+
 /* send_query_nowait(sql: bytes) -> bool: COM_QUERY framed and handed to the transport
    without waiting (take_result() reads its response).  False, with nothing sent, when the
    statement cannot go without a wait first: the session's max_allowed_packet must be read
@@ -261,12 +273,7 @@ PyObject *mc_conn_send_query_nowait(mc_conn *c, PyObject *arg) {
     }
     if (query_ready(c, sql, n) < 0) goto done;
     if (mc_send_query(c, sql, n) < 0) goto done;
-    take_clear(c);
-    c->nowait = 1;
-    int r = c->io->flush(c);
-    c->nowait = 0;
-    if (r < 0) goto done;
-    c->take_phase = 1;
+    if (send_framed_nowait(c) < 0) goto done;
     ret = Py_NewRef(Py_True);
 done:
     mc_conn_leave(c);
@@ -290,12 +297,7 @@ PyObject *mc_conn_send_ping_nowait(mc_conn *c, PyObject *Py_UNUSED(ignored)) {
     c->binary = 0;
     c->cursor_wanted = 0;
     if (mc_conn_command(c, COM_PING, NULL, 0) < 0) goto done;
-    take_clear(c);
-    c->nowait = 1;
-    int r = c->io->flush(c);
-    c->nowait = 0;
-    if (r < 0) goto done;
-    c->take_phase = 1;
+    if (send_framed_nowait(c) < 0) goto done;
     ret = Py_NewRef(Py_True);
 done:
     mc_conn_leave(c);

@@ -607,6 +607,8 @@ static PyObject *stream_on_readable(aio_stream *s, PyObject *Py_UNUSED(ignored))
     size_t room;
     if (mc_py_recv_space(c, -1, &dst, &room) < 0) return keep_error(s);
     ssize_t n;
+    /* the socket is non-blocking (asyncio's): recv() does not wait, so the GIL stays
+       held, as it does around asyncio's own sock.recv_into() */
     do {
         n = recv(s->fd, dst, room, 0);
     } while (n < 0 && errno == EINTR);
@@ -679,6 +681,7 @@ int mc_aio_stream_write(PyObject *stream, PyObject *data, double timeout, int bl
         const char *p = PyBytes_AS_STRING(data);
         size_t len = (size_t)PyBytes_GET_SIZE(data);
         ssize_t n;
+        /* non-blocking as well: no wait, the GIL stays held (as around sock.send()) */
         do {
             n = send(s->fd, p, len, MSG_NOSIGNAL);
         } while (n < 0 && errno == EINTR);

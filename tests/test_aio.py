@@ -22,6 +22,7 @@ import pytest
 import mysqlc
 import mysqlc.aio
 import mysqlc.cursors
+from _helpers import kill_connection
 from test_auth_plugins import ed25519_account  # noqa: F401 - a fixture
 from mysqlc.aio import cursors as acur
 from mysqlc.constants import CLIENT, FIELD_TYPE
@@ -1083,7 +1084,7 @@ async def _stream_dies(conn_kwargs, root_kwargs):
     tid = conn.thread_id()
     killer = mysqlc.connect(**root_kwargs)
     try:
-        killer.cursor().execute("KILL %d" % tid)
+        kill_connection(killer, tid)
     finally:
         killer.close()
     await asyncio.sleep(0.2)   # the end of the stream reaches the reader

@@ -19,6 +19,7 @@ import pytest
 
 import mysqlc
 import mysqlc.aio
+from _helpers import kill_connection
 from mysqlc.aio import cursors as acur
 from mysqlc.constants import FIELD_TYPE
 
@@ -413,10 +414,10 @@ def test_aio_ping_switches_no_greenlet(run, conn_kwargs, root_conn_kwargs):
             tid = conn.thread_id()
             killer = mysqlc.connect(**root_conn_kwargs)
             try:
-                killer.cursor().execute("KILL %d" % tid)
+                kill_connection(killer, tid)
             finally:
                 killer.close()
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(0.2)   # the end of the stream reaches the reader
             with pytest.raises(mysqlc.OperationalError) as info:
                 await conn.ping()
             assert info.value.args[0] in (2006, 2013)

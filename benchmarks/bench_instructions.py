@@ -24,15 +24,20 @@ driver; ``above ping`` subtracts it, as issue 22's sync target is stated
 Statements: ``select1`` ``SELECT 1`` + ``fetchall()``; ``point`` ``SELECT id, a, b, c
 FROM t_instr WHERE id = %s`` (INT, BIGINT, VARCHAR(32), DOUBLE; 1,000 rows) +
 ``fetchall()``; ``update`` ``UPDATE t_instr_upd SET a = a + 1 WHERE id = %s``
-(autocommit on).  Sync drivers reuse one cursor; asyncio drivers ``await`` execute and
-fetchall on one cursor of one connection (no pool), on the default asyncio loop and,
-with ``--loops asyncio,uvloop``, on uvloop.
+(autocommit on); ``pool-select1``, ``pool-point``, ``pool-update`` (asyncio drivers only):
+the same through the driver's pool, ``--pool-size`` tasks (default 10) sharing a pool of
+as many connections, each statement ``async with pool.acquire() as conn: async with
+conn.cursor() as cur:`` as in bench_small.py's pooled mode (``--pool-size 1``: one task,
+so the difference to the plain statement is the pool's and the cursor's cost).  Sync
+drivers reuse one cursor; asyncio drivers ``await`` execute and fetchall on one cursor
+of one connection (no pool), on the default asyncio loop and, with ``--loops
+asyncio,uvloop``, on uvloop.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_instructions.py [--dsn mysql://u:p@host:port/db]
         [--drivers mysqlc,mysqlclient,...] [--statements ping,select1,point,update]
-        [--json PATH]
+        [--loops asyncio,uvloop] [--pool-size N] [--json PATH]
 
 Needs valgrind (``apt-get install valgrind``); without ``--dsn`` (or MYSQLC_TEST_DSN) a
 private server is started (``mysqlc.server.get_server()``).  A driver that does not import
@@ -57,6 +62,8 @@ ASYNC = ("mysqlc.aio", "asyncmy", "aiomysql")
 DRIVERS = SYNC + ASYNC
 STATEMENTS = ("ping", "select1", "point", "update")
 WARMUP = 300
+#: tasks and connections of the pooled statements (``pool-select1``, ``pool-update``)
+POOL = int(os.environ.get("MYSQLC_BENCH_POOL", "10"))
 SQL = {
     "select1": ("SELECT 1", False),
     "point": ("SELECT id, a, b, c FROM t_instr WHERE id = %s", True),
@@ -115,6 +122,8 @@ def worker(driver, statement, n, kw):
         conn.close()
         return
     import asyncio
+    if statement.startswith("pool-"):
+        return _pool_worker(driver, statement[5:], n, kw)
 
     async def main():
         conn = await _async_connect(driver, kw)
@@ -142,6 +151,56 @@ def worker(driver, statement, n, kw):
             await close
         elif hasattr(conn, "wait_closed"):
             await conn.wait_closed()
+    if os.environ.get("MYSQLC_BENCH_LOOP") == "uvloop":
+        import uvloop
+        uvloop.install()
+    asyncio.run(main())
+
+
+async def _async_pool(driver, kw):
+    kw = dict(kw, autocommit=True)
+    if driver == "mysqlc.aio":
+        import mysqlc.aio
+        return await mysqlc.aio.create_pool(minsize=POOL, maxsize=POOL, **kw)
+    kw["db"] = kw.pop("database")
+    if driver == "asyncmy":
+        import asyncmy
+        return await asyncmy.create_pool(minsize=POOL, maxsize=POOL, **kw)
+    import aiomysql
+    return await aiomysql.create_pool(minsize=POOL, maxsize=POOL, **kw)
+
+
+def _pool_worker(driver, statement, n, kw):
+    """``pool-<statement>``: POOL tasks share the driver's pool of POOL connections, each
+    statement ``async with pool.acquire() as conn: async with conn.cursor() as cur:``
+    (bench_small.py's pooled mode); `n` statements in all."""
+    import asyncio
+    sql, has_args = SQL[statement]
+    fetch = statement != "update"
+
+    async def main():
+        pool = await _async_pool(driver, kw)
+
+        async def run(count):
+            left = [count]
+
+            async def task():
+                while left[0] > 0:
+                    left[0] -= 1
+                    i = left[0]
+                    async with pool.acquire() as conn:
+                        async with conn.cursor() as cur:
+                            if has_args:
+                                await cur.execute(sql, (i % 1000 + 1,))
+                            else:
+                                await cur.execute(sql)
+                            if fetch:
+                                await cur.fetchall()
+            await asyncio.gather(*[task() for _ in range(POOL)])
+        await run(WARMUP)
+        await run(n)
+        pool.close()
+        await pool.wait_closed()
     if os.environ.get("MYSQLC_BENCH_LOOP") == "uvloop":
         import uvloop
         uvloop.install()
@@ -197,6 +256,8 @@ def main(argv=None):
                    help="event loops for the asyncio drivers: asyncio,uvloop")
     p.add_argument("--n1", type=int, default=1000)
     p.add_argument("--n2", type=int, default=3000)
+    p.add_argument("--pool-size", type=int, default=POOL,
+                   help="tasks and connections of the pool-* statements (default 10)")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--worker", nargs=3, metavar=("DRIVER", "STATEMENT", "N"),
                    help=argparse.SUPPRESS)
@@ -205,6 +266,7 @@ def main(argv=None):
         driver, statement, n = args.worker
         worker(driver, statement, int(n), json.loads(os.environ["MYSQLC_BENCH_KW"]))
         return 0
+    os.environ["MYSQLC_BENCH_POOL"] = str(args.pool_size)   # read by the workers
     if not shutil.which("valgrind"):
         print("bench_instructions: needs valgrind (apt-get install valgrind)", file=sys.stderr)
         return 2
@@ -234,6 +296,8 @@ def main(argv=None):
             for loop in loops:
                 cell = d if loop in (None, "asyncio") else "%s/%s" % (d, loop)
                 for s in statements:
+                    if s.startswith("pool-") and d not in ASYNC:
+                        continue   # the pooled statements are the asyncio drivers' own
                     try:
                         a = count(d, s, args.n1, kw, loop or "asyncio")
                         b = count(d, s, args.n2, kw, loop or "asyncio")

@@ -1396,9 +1396,11 @@ class BaseCursor:
         if conn is None:
             return
         try:
-            if conn._is_owner(self) and conn._conn.open:
+            owner = conn._owner   # conn._is_owner(self), inline
+            if owner is not None and owner() is self and conn._conn.open:
                 conn._owner = None
-                conn._discard_pending()
+                if conn._pipeline is not None or conn._conn.unread:
+                    conn._discard_pending()   # (it does nothing otherwise)
         finally:
             self.connection = None
             self._rows = None

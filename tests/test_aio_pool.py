@@ -1099,3 +1099,55 @@ def test_aiomysql_forms(conn_kwargs):
             await pool.wait_closed()
         assert pool.closed
     run(main())
+
+
+# ---------------------------------------------------------------- the fast paths
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_async_with_fast_path_keeps_the_rules(conn_kwargs, loop):
+    """``async with pool.acquire()`` takes a free connection without the full acquire
+    (Pool._grab) only when nothing needs checking; every other case still goes through
+    it: a waiter ahead (first come, first served), a pool bound to another loop, a
+    connection left with unread rows (closed on release, never handed out)."""
+    async def first():
+        pool = await mysqlc.aio.create_pool(minsize=1, maxsize=1, ping_idle=None,
+                                            **conn_kwargs)
+        async with pool.acquire() as conn:
+            await tagged(conn, 1)
+        async with pool.acquire() as again:
+            assert again is conn and (pool.size, pool.freesize) == (1, 0)
+        assert pool.freesize == 1
+        # a waiter ahead: the connection released goes to it, not to a later caller
+        held = await pool.acquire()
+        order = []
+
+        async def take(tag):
+            async with pool.acquire() as c:
+                order.append(tag)
+                await tagged(c, tag)
+        waiter = asyncio.ensure_future(take(1))
+        await asyncio.sleep(0.05)
+        pool.release(held)
+        await asyncio.gather(waiter, take(2))
+        assert order == [1, 2]
+        # released with unread rows (an unbuffered cursor): closed, not handed out
+        async with pool.acquire() as c:
+            cur = c.cursor(mysqlc.aio.SSCursor)
+            await cur.execute("SELECT 1 UNION SELECT 2")
+        assert c.closed and pool.size == 0
+        async with pool.acquire() as fresh:
+            assert fresh is not c
+            await tagged(fresh, 3)
+        return pool
+
+    pool = run(first(), loop)
+
+    async def other_loop():
+        with pytest.raises(RuntimeError, match="another event loop"):
+            async with pool.acquire():
+                pass
+        assert (pool.size, pool.freesize) == (1, 1)   # nothing taken
+    try:
+        run(other_loop(), loop)
+    finally:
+        pool.terminate()

@@ -151,10 +151,12 @@ class BaseCursor:
         closes at once."""
         cur = self._sync_obj
         conn = cur.connection
-        if conn is not None and conn._conn is not None and conn._conn.open and conn._pending():
-            await self._worker.run(cur.close)
-        else:
-            cur.close()
+        if conn is not None:
+            core = conn._conn
+            if core is not None and core.open and core.unread:   # conn._pending()
+                await self._worker.run(cur.close)
+                return
+        cur.close()
 
     def __await__(self: _C) -> Generator[Any, None, _C]:
         # ``cur = await conn.cursor()`` (aiomysql's cursor() is awaitable) gives the cursor
@@ -174,7 +176,15 @@ class BaseCursor:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        await self.close()
+        # close() inline (the end of every ``async with conn.cursor()``)
+        cur = self._sync_obj
+        conn = cur.connection
+        if conn is not None:
+            core = conn._conn
+            if core is not None and core.open and core.unread:
+                await self._worker.run(cur.close)
+                return
+        cur.close()
 
 
 install(BaseCursor, _sync.BaseCursor,

@@ -58,6 +58,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import collections.abc
+import time
 import warnings
 from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
@@ -127,6 +128,9 @@ async def _create_pool(minsize, maxsize, echo, pool_recycle, ping_idle, connect_
     return pool
 
 
+_IN_TRANS = SERVER_STATUS.SERVER_STATUS_IN_TRANS
+_AUTOCOMMIT = SERVER_STATUS.SERVER_STATUS_AUTOCOMMIT
+
 _T = TypeVar("_T")
 
 
@@ -172,18 +176,35 @@ class _PoolContext(_Coroutine["Pool"]):
 
 class _AcquireContext(_Coroutine["Connection"]):
     """What Pool.acquire() returns: a coroutine (gives the connection, which the caller
-    hands back with pool.release()) and an async context manager (releases on exit)."""
+    hands back with pool.release()) and an async context manager (releases on exit).
 
-    __slots__ = ("_pool", "_conn")
+    The coroutine of ``Pool._acquire`` is made only when it is needed: ``async with``
+    takes a free connection that needs no check without it (``Pool._grab``)."""
+
+    __slots__ = ("_pool", "_conn", "_co")
 
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
-        self._coro = pool._acquire()
+        self._co: Optional[Coroutine[Any, Any, Connection]] = None
         self._conn: Optional[Connection] = None
 
+    @property
+    def _coro(self) -> Coroutine[Any, Any, Connection]:   # type: ignore[override]
+        co = self._co
+        if co is None:
+            co = self._co = self._pool._acquire()
+        return co
+
+    def close(self) -> None:
+        if self._co is not None:
+            self._co.close()
+
     async def __aenter__(self) -> Connection:
-        self._conn = await self._coro
-        return self._conn
+        conn = self._pool._grab()
+        if conn is None:
+            conn = await self._coro
+        self._conn = conn
+        return conn
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         conn, self._conn = self._conn, None
@@ -232,6 +253,7 @@ class Pool:
         self._ping_idle = ping_idle
         self._conn_kwargs = connect_kwargs
         self._loop = asyncio.get_running_loop() if _loop_running() else None
+        self._clock = _clock_of(self._loop)   # the loop's time(), as cheaply as it is read
         self._free = collections.deque()   # (conn, released at), most recent at the right
         self._used = set()                 # handed out, or being checked by an acquire()
         self._resetting = set()            # released, being rolled back
@@ -301,6 +323,23 @@ class Pool:
             A new connection was needed and could not be opened.
         """
         return _AcquireContext(self)
+
+    def _grab(self):
+        """``async with pool.acquire()``'s path without a wait, a check that needs I/O
+        or a coroutine: the most recently released free connection, when nobody waits,
+        the pool is open and bound to the running loop, and the connection needs nothing
+        (``_verdict`` would say "ok"); else None, and ``_acquire()`` runs."""
+        free = self._free
+        if not free or self._waiters or self._closing or \
+                self._loop is not asyncio.get_running_loop():
+            return None
+        conn, idle = free[-1]
+        if (self._ping_idle is not None and self._clock() - idle > self._ping_idle) or (
+                self._recycle is not None and self._recycle > -1) or not _idle(conn):
+            return None
+        free.pop()
+        self._used.add(conn)
+        return conn
 
     def _room(self):
         return not self._maxsize or self.size < self._maxsize
@@ -377,7 +416,7 @@ class Pool:
             self._room_freed()
             raise
         self._opening -= 1
-        self._born[conn] = self._loop.time()
+        self._born[conn] = self._clock()
         self._start[conn] = _SessionStart(conn)
         if self._closing:
             conn.close()
@@ -394,7 +433,7 @@ class Pool:
         if conn.closed or not _at_rest(conn):
             _close_quietly(conn)
             return "closed"
-        now = self._loop.time()
+        now = self._clock()
         if self._recycle is not None and self._recycle > -1 and \
                 now - self._born.get(conn, now) > self._recycle:
             return "recycle"
@@ -448,7 +487,7 @@ class Pool:
                     _close_quietly(r)
                     self._room_freed()
                 else:
-                    self._free.append((r, self._loop.time()))
+                    self._free.append((r, self._clock()))
         if failed:
             raise failed[0]
 
@@ -491,12 +530,17 @@ class Pool:
         if conn not in self._used:
             raise ValueError("connection %r is not acquired from this pool" % (conn,))
         self._used.discard(conn)
-        if not conn.closed and not self._closing and _at_rest(conn):
+        if not self._closing and _idle(conn):
             start = self._start.get(conn)
-            need = start.restore_needed(conn) if start is not None else None
-            if need is not None:
-                self._resetting.add(conn)
-                return self._task(self._reset(conn, start, need))
+            if start is not None:
+                need = start.restore_needed(conn)
+                if need is not None:
+                    self._resetting.add(conn)
+                    return self._task(self._reset(conn, start, need))
+                # open, at rest, no transaction ("rollback" otherwise): what
+                # _returned checks first is known
+                self._hand_on(conn)
+                return None
         self._returned(conn)
         return None
 
@@ -521,9 +565,14 @@ class Pool:
             self._forget(conn)
             self._room_freed()
             return
-        now = self._loop.time()
-        while self._waiters:
-            fut = self._waiters.popleft()
+        self._hand_on(conn)
+
+    def _hand_on(self, conn):
+        """A connection fit for the next user: to the first waiter, else free."""
+        now = self._clock()
+        waiters = self._waiters
+        while waiters:
+            fut = waiters.popleft()
             if not fut.done():
                 self._used.add(conn)
                 fut.set_result((conn, now))
@@ -685,6 +734,7 @@ class Pool:
         loop = asyncio.get_running_loop()
         if self._loop is None:
             self._loop = loop
+            self._clock = _clock_of(loop)
         elif self._loop is not loop:
             raise RuntimeError("this pool belongs to another event loop")
 
@@ -740,15 +790,17 @@ class _SessionStart:
         """What release must do (no I/O): None, "reset" (the session), "rollback"
         (an open transaction), "autocommit" (set it back), "close" (logged in as
         another user with change_user(): a reset keeps the login)."""
-        if (conn.sync.user, conn.sync._password) != self.login:
+        engine = conn._sync_obj
+        login = self.login
+        if engine.user != login[0] or engine._password != login[1]:
             return "close"
-        core = _core(conn)
+        core = engine._conn
         if self.tracked and core.session_track_seq != self.seq:
             return "reset"
-        if core.server_status & SERVER_STATUS.SERVER_STATUS_IN_TRANS:
+        status = core.server_status
+        if status & _IN_TRANS:
             return "rollback"
-        if bool(core.server_status & SERVER_STATUS.SERVER_STATUS_AUTOCOMMIT) != \
-                self.autocommit:
+        if bool(status & _AUTOCOMMIT) != self.autocommit:
             return "autocommit"
         return None
 
@@ -773,6 +825,16 @@ def _outcome(task):
     if task.cancelled():
         return asyncio.CancelledError()
     return task.exception() or task.result()
+
+
+def _clock_of(loop):
+    """The loop's ``time()``: ``time.monotonic`` itself for asyncio's loops (their
+    ``time()`` is a Python method that calls it), else the loop's own method."""
+    if loop is None:
+        return None
+    if type(loop).time is asyncio.BaseEventLoop.time:
+        return time.monotonic
+    return loop.time
 
 
 def _loop_running():
@@ -817,6 +879,20 @@ def _at_rest(conn):
         return not conn.sync._pending()
     except Exception:
         return False
+
+
+def _idle(conn):
+    """``not conn.closed and _at_rest(conn)`` in one look, for the fast paths of acquire
+    and release: open (the sync connection, its core and its stream), no await running,
+    no response left unread (``core.unread``: rows, further results, a server-side
+    cursor)."""
+    if conn._worker.busy:
+        return False
+    engine = conn._sync_obj
+    core = engine._conn
+    proto = engine._proto
+    return not (engine._closed or core is None or proto is None or proto._state
+                or not core.open or core.unread)
 
 
 def _close_quietly(conn):

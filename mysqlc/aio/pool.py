@@ -371,7 +371,17 @@ class Pool:
                     except ValueError:
                         pass
                 raise
-        return await self._take(grant)
+        if grant != "open":
+            # the common case without _take's coroutine: a connection that needs no check
+            conn, idle = grant
+            try:
+                ok = self._verdict(conn, idle) == "ok"
+            except BaseException:
+                self._give_back(grant)
+                raise
+            if ok:
+                return conn
+        return await self._take(grant)   # (its _verdict sees a connection closed here)
 
     async def _take(self, grant):
         """Turn a grant -- a free connection (already counted in _used) or "open" (room

@@ -23,8 +23,10 @@ driver; ``above ping`` subtracts it, as issue 22's sync target is stated
 
 Statements: ``select1`` ``SELECT 1`` + ``fetchall()``; ``point`` ``SELECT id, a, b, c
 FROM t_instr WHERE id = %s`` (INT, BIGINT, VARCHAR(32), DOUBLE; 1,000 rows) +
-``fetchall()``; ``update`` ``UPDATE t_instr_upd SET a = a + 1 WHERE id = %s``
-(autocommit on); ``pool-select1``, ``pool-point``, ``pool-update`` (asyncio drivers only):
+``fetchall()``; ``update`` ``UPDATE t_instr_upd SET a = a + 1 WHERE id = %s``;
+``insert`` ``INSERT INTO t_instr_ins (a, b, c) VALUES (%s, %s, %s)`` (BIGINT, VARCHAR,
+DOUBLE; auto-increment id; autocommit on); ``pool-select1``, ``pool-point``,
+``pool-update``, ``pool-insert`` (asyncio drivers only):
 the same through the driver's pool, ``--pool-size`` tasks (default 10) sharing a pool of
 as many connections, each statement ``async with pool.acquire() as conn: async with
 conn.cursor() as cur:`` as in bench_small.py's pooled mode (``--pool-size 1``: one task,
@@ -60,7 +62,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SYNC = ("mysqlc", "mysqlclient", "pymysql", "mysql.connector")
 ASYNC = ("mysqlc.aio", "asyncmy", "aiomysql")
 DRIVERS = SYNC + ASYNC
-STATEMENTS = ("ping", "select1", "point", "update")
+STATEMENTS = ("ping", "select1", "point", "update", "insert")
 WARMUP = 300
 #: tasks and connections of the pooled statements (``pool-select1``, ``pool-update``)
 POOL = int(os.environ.get("MYSQLC_BENCH_POOL", "10"))
@@ -68,10 +70,17 @@ SQL = {
     "select1": ("SELECT 1", False),
     "point": ("SELECT id, a, b, c FROM t_instr WHERE id = %s", True),
     "update": ("UPDATE t_instr_upd SET a = a + 1 WHERE id = %s", True),
+    "insert": ("INSERT INTO t_instr_ins (a, b, c) VALUES (%s, %s, %s)", True),
 }
 
 
 # ------------------------------------------------------------------ the worker
+
+def _args(statement, i):
+    if statement == "insert":
+        return (i, "name %d" % i, i / 7)
+    return (i % 1000 + 1,)
+
 
 def _sync_connect(driver, kw):
     if driver == "mysqlc":
@@ -112,9 +121,9 @@ def worker(driver, statement, n, kw):
                 for _ in range(count):
                     conn.ping()
                 return
-            fetch = statement != "update"
+            fetch = statement not in ("update", "insert")
             for i in range(count):
-                cur.execute(sql, (i % 1000 + 1,)) if has_args else cur.execute(sql)
+                cur.execute(sql, _args(statement, i)) if has_args else cur.execute(sql)
                 if fetch:
                     cur.fetchall()
         run(WARMUP)
@@ -136,10 +145,10 @@ def worker(driver, statement, n, kw):
                 for _ in range(count):
                     await conn.ping()
                 return
-            fetch = statement != "update"
+            fetch = statement not in ("update", "insert")
             for i in range(count):
                 if has_args:
-                    await cur.execute(sql, (i % 1000 + 1,))
+                    await cur.execute(sql, _args(statement, i))
                 else:
                     await cur.execute(sql)
                 if fetch:
@@ -176,7 +185,7 @@ def _pool_worker(driver, statement, n, kw):
     (bench_small.py's pooled mode); `n` statements in all."""
     import asyncio
     sql, has_args = SQL[statement]
-    fetch = statement != "update"
+    fetch = statement not in ("update", "insert")
 
     async def main():
         pool = await _async_pool(driver, kw)
@@ -191,7 +200,7 @@ def _pool_worker(driver, statement, n, kw):
                     async with pool.acquire() as conn:
                         async with conn.cursor() as cur:
                             if has_args:
-                                await cur.execute(sql, (i % 1000 + 1,))
+                                await cur.execute(sql, _args(statement, i))
                             else:
                                 await cur.execute(sql)
                             if fetch:
@@ -245,6 +254,9 @@ def setup_tables(kw):
                 cur.execute("DELETE FROM %s" % table)
                 cur.executemany("INSERT INTO %s VALUES (%%s, %%s, %%s, %%s)" % table,
                                 [(i, i * 1000003, "name %d" % i, i / 7) for i in range(1, 1001)])
+        cur.execute("CREATE TABLE IF NOT EXISTS t_instr_ins (id INT AUTO_INCREMENT PRIMARY KEY,"
+                    " a BIGINT, b VARCHAR(32), c DOUBLE)")
+        cur.execute("TRUNCATE TABLE t_instr_ins")
 
 
 def main(argv=None):

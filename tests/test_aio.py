@@ -12,10 +12,12 @@ tests/_apis.py; fault injection on the asyncio transport is tests/test_aio_fault
 """
 
 import asyncio
+import gc
 import inspect
 import random
 import socket
 import time
+import weakref
 
 import pytest
 
@@ -486,6 +488,46 @@ def test_close_while_an_await_is_pending(run, conn_kwargs):
         with pytest.raises(mysqlc.OperationalError):
             await conn.cursor().execute("SELECT 1")
         await _tagged(await mysqlc.aio.connect(**conn_kwargs))   # the server is fine
+    run(body)
+
+
+def test_connections_ended_by_an_error_are_freed(run, conn_kwargs):
+    """A connection whose last greenlet call ended with an exception is freed once
+    dropped: the greenlet, suspended until its next call, no longer holds the exception
+    (whose traceback holds the stream, the engine and the task's frames).  Cases: closed
+    while a statement awaits (the statement ends with 2013 in the greenlet), and a
+    statement refused by the server on a greenlet path (executemany), then closed."""
+    async def closed_while_pending():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        task = asyncio.create_task(conn.cursor().execute("SELECT SLEEP(2)"))
+        await asyncio.sleep(0.05)
+        conn.close()
+        with pytest.raises(mysqlc.OperationalError):
+            await task
+        return weakref.ref(conn.sync), weakref.ref(conn.sync._proto)
+
+    async def refused_then_closed():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        with pytest.raises(mysqlc.ProgrammingError):
+            await conn.cursor().executemany("SELEC %s", [(1,), (2,)])
+        refs = weakref.ref(conn.sync), weakref.ref(conn.sync._proto)
+        conn.close()   # no further greenlet call
+        return refs
+
+    async def body():
+        refs = []
+        for _ in range(3):
+            refs += await closed_while_pending()
+            refs += await refused_then_closed()
+        # the loop closes a transport in a later turn (uvloop: libuv's close callback):
+        # a connection is given that long; a leaked one stays
+        for _ in range(40):
+            await asyncio.sleep(0.05)
+            gc.collect()
+            alive = [r() for r in refs if r() is not None]
+            if not alive:
+                break
+        assert alive == []
     run(body)
 
 

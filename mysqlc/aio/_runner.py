@@ -76,19 +76,33 @@ class _WorkerGreenlet(greenlet.greenlet):
 
 
 def _serve(call: tuple) -> None:
-    """The greenlet's body: run calls until the greenlet is dropped."""
+    """The greenlet's body: run calls until the greenlet is dropped.
+
+    A call's outcome goes out as a list ``[ok, value]`` that the receiver empties
+    (:func:`_outcome`): the greenlet stays suspended in the switch until its next call,
+    and a suspended greenlet's frames are not collected, so a value it still referenced
+    there -- an exception, whose traceback holds the stream, the engine and the awaiting
+    task's frames -- would live as long as the connection's greenlet."""
     parent_switch = None
     while True:
         fn, args, kwargs = call
+        del call
         try:
-            result = (True, fn(*args, **kwargs))
+            out = [True, fn(*args, **kwargs)]
         except greenlet.GreenletExit:
             raise
         except BaseException as exc:   # handed to the awaiting coroutine as it is
-            result = (False, exc)
-        del fn, args, kwargs, call
+            out = [False, exc]
+        del fn, args, kwargs
         parent_switch = _getcurrent().parent.switch
-        call = parent_switch(result)
+        call = parent_switch(out)
+
+
+def _outcome(msg: list) -> tuple:
+    """``(ok, value)`` of a call's outcome message, emptied (see :func:`_serve`)."""
+    ok, value = msg
+    msg.clear()
+    return ok, value
 
 
 class Worker:
@@ -135,7 +149,7 @@ class Worker:
             # caller's: its ContextVars are seen, and set() inside is seen after
             g.gr_context = current.gr_context
             msg = g.switch((fn, args, kwargs))
-            while type(msg) is not tuple:   # a wait: its awaitable is awaited here
+            while type(msg) is not list:   # a wait: its awaitable is awaited here
                 try:
                     value = await (msg.awaitable if type(msg) is _Undrainable else msg)
                 except asyncio.CancelledError:
@@ -149,7 +163,7 @@ class Worker:
                     msg = g.throw(exc)
                     continue
                 msg = g.switch(value)
-            ok, value = msg
+            ok, value = _outcome(msg)
             if ok:
                 return value
             raise value
@@ -180,7 +194,7 @@ class Worker:
         `abort()` ends the stream and the call is unwound with OperationalError.
         True when the call ended by itself."""
         loop = asyncio.get_running_loop()
-        while type(msg) is not tuple:
+        while type(msg) is not list:
             left = deadline - loop.time()
             if left <= 0 or type(msg) is _Undrainable:
                 abort()
@@ -207,4 +221,4 @@ class Worker:
                 msg = self.throw(exc)
                 continue
             msg = self.resume(value)
-        return msg[0]
+        return _outcome(msg)[0]

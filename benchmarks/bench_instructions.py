@@ -352,8 +352,12 @@ def report(results, statements):
         if base and mine:
             for s in shown:
                 if s in base and s in mine:
-                    print("asyncio%s %-8s mysqlc.aio / asyncmy: %.2f (target <= 0.7; user "
-                          "space only)" % (suffix, s, mine[s] / base[s]))
+                    # issue 22's 0.7 is a sequential target; the pooled ratios are shown
+                    # as they are (the pooled target is statements/s: bench_small.py)
+                    note = ("" if s.startswith("pool-")
+                            else " (target <= 0.7; user space only)")
+                    print("asyncio%s %-12s mysqlc.aio / asyncmy: %.2f%s"
+                          % (suffix, s, mine[s] / base[s], note))
 
 
 if __name__ == "__main__":

@@ -123,7 +123,19 @@ SCRIPT = textwrap.dedent(r"""
 
 def _interrupt(kw, mode, delay, rows=ROWS, timeout=120):
     """Run SCRIPT in `mode`; SIGINT `delay` s after READY.  Returns (lines, latency s,
-    return code); latency is None when no KI line came."""
+    return code); latency is None when no KI line came.  A run whose only fault is a
+    latency over BOUND is made once more, and the second run's outcome counts: with
+    other processes on the 2 cores the child may simply not be scheduled in time (0.88 s
+    seen once under a parallel build); a slow interrupt path misses the bound twice."""
+    lines, latency, rc = _interrupt_once(kw, mode, delay, rows, timeout)
+    if rc == 0 and latency is not None and latency >= BOUND:
+        first = "first run: KeyboardInterrupt %.3f s after SIGINT" % latency
+        lines, latency, rc = _interrupt_once(kw, mode, delay, rows, timeout)
+        lines.insert(0, first)
+    return lines, latency, rc
+
+
+def _interrupt_once(kw, mode, delay, rows, timeout):
     env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT, json.dumps(kw), mode, str(rows)],
                             cwd=REPO, env=env, stdout=subprocess.PIPE,

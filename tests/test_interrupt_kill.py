@@ -330,6 +330,14 @@ def _sigint(kw, root_kw, mode, sql):
         assert line.startswith("READY"), "subprocess did not get ready:\n" + "\n".join(lines)
         tid = int(line.split()[1])
         _wait_running(root_kw, tid)
+        if mode == "ss_fetch":
+            # the signal must find it in fetchall(): wait for its word, not for a time
+            # (on a loaded machine execute() may still be reading the first rows)
+            line = proc.stdout.readline()
+            while line and not line.startswith("FETCHING"):
+                lines.append(line.rstrip("\n"))
+                line = proc.stdout.readline()
+            lines.append(line.rstrip("\n"))
         time.sleep(0.3)   # inside the wait (or the fetch) for sure
         proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=30)

@@ -531,6 +531,53 @@ def test_connections_ended_by_an_error_are_freed(run, conn_kwargs):
     run(body)
 
 
+def test_async_with_calls_a_subclass_close(run, conn_kwargs):
+    """``async with conn.cursor(Sub)`` ends with Sub's own close() (aiomysql's
+    ``__aexit__`` awaits ``self.close()``)."""
+    closes = []
+
+    class Sub(mysqlc.aio.Cursor):
+        async def close(self):
+            closes.append(self)
+            await super().close()
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            async with conn.cursor(Sub) as cur:
+                await cur.execute("SELECT 1")
+            assert closes == [cur] and cur.closed
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
+def test_cursorclass_set_on_the_connection(run, conn_kwargs):
+    """``conn.cursorclass = X`` (a sync or an asyncio class) is what a later
+    ``cursor()`` without a class gives, as PyMySQL's attribute; not a cursor class:
+    TypeError, the setting unchanged."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            async with conn.cursor() as cur:
+                assert type(cur) is acur.Cursor
+            conn.cursorclass = mysqlc.cursors.DictCursor
+            assert conn.cursorclass is mysqlc.cursors.DictCursor
+            async with conn.cursor() as cur:
+                assert isinstance(cur, acur.DictCursor)
+                await cur.execute("SELECT 1 AS a")
+                assert await cur.fetchall() == ({"a": 1},)
+            conn.cursorclass = acur.SSCursor
+            async with conn.cursor() as cur:
+                assert isinstance(cur, acur.SSCursor)
+            with pytest.raises(TypeError):
+                conn.cursorclass = object
+            assert isinstance(conn.cursor(), acur.SSCursor)
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
 def test_async_with_closes(run, conn_kwargs):
     async def body():
         async with await mysqlc.aio.connect(**conn_kwargs) as conn:

@@ -1151,3 +1151,51 @@ def test_async_with_fast_path_keeps_the_rules(conn_kwargs, loop):
         run(other_loop(), loop)
     finally:
         pool.terminate()
+
+
+def test_acquire_context_is_used_once(conn_kwargs):
+    """``ctx = pool.acquire()`` is a coroutine object: entered or awaited once (a second
+    use raises RuntimeError, as a coroutine's second await does), also when its first
+    use took a free connection without the coroutine; the pool keeps its count."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=2, ping_idle=None) as pool:
+            ctx = pool.acquire()
+            async with ctx as a:
+                with pytest.raises(RuntimeError, match="reuse"):
+                    async with ctx:
+                        pass
+                await tagged(a, 1)
+            assert (pool.size, pool.freesize) == (1, 1)
+            with pytest.raises(RuntimeError, match="reuse"):
+                async with ctx:
+                    pass
+            with pytest.raises(RuntimeError, match="reuse"):
+                await ctx
+            closed = pool.acquire()
+            closed.close()
+            with pytest.raises(RuntimeError, match="reuse"):
+                await closed
+            assert (pool.size, pool.freesize) == (1, 1)
+    run(main())
+
+
+def test_release_inside_a_pipeline_closes(conn_kwargs):
+    """Released inside a ``pipeline()`` block with responses unread: the connection is
+    closed, not handed out (the next user would get the responses, and a session the
+    pool has not seen change: here @x)."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, ping_idle=None) as pool:
+            conn = await pool.acquire()
+            block = conn.pipeline()
+            await block.__aenter__()
+            cur = conn.cursor()
+            await cur.execute("SET @x = 99")
+            await cur.execute("SELECT 'first user'")
+            await pool.release(conn)
+            assert conn.closed and pool.size == 0
+            async with pool.acquire() as fresh:
+                assert fresh is not conn
+                async with fresh.cursor() as c:
+                    await c.execute("SELECT @x")
+                    assert await c.fetchall() == ((None,),)
+    run(main())

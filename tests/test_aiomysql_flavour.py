@@ -191,6 +191,20 @@ def test_cursor_class_checks_and_closed_connection(kw):
     run(go)
 
 
+def test_cursorclass_set_on_the_connection(kw):
+    async def go():
+        async with am.connect(**kw) as conn:
+            conn.cursorclass = am.DictCursor
+            async with conn.cursor() as cur:
+                assert isinstance(cur, am.DictCursor)
+                await cur.execute("SELECT 1 AS a")
+                assert await cur.fetchall() == [{"a": 1}]
+            with pytest.raises(TypeError, match="subclass of Cursor"):
+                conn.cursorclass = mysqlc.aio.Cursor
+            assert isinstance(await conn.cursor(), am.DictCursor)
+    run(go)
+
+
 def test_mixed_cursor_classes(kw):
     async def go():
         async with am.connect(**kw) as conn:

@@ -464,6 +464,12 @@ class Connection:
     #: (cursorclass, its shell) of the last ``cursor()`` call without a class
     _default_shell: Optional[tuple[type, type]] = None
 
+    @staticmethod
+    def _cursor_shell(cls: type) -> type:
+        """The class ``cursor()`` makes for the cursor class `cls` (set as
+        ``cursorclass``)."""
+        return _shell_for(cls)
+
     def close(self) -> None:
         """Close at once, without the event loop (what SQLAlchemy calls to terminate a
         connection): COM_QUIT is written without waiting, the stream is closed.  An
@@ -558,7 +564,24 @@ install(Connection, connections.Connection,
                     "encoders", "Error", "Warning", "InterfaceError", "DatabaseError",
                     "DataError", "OperationalError", "IntegrityError", "InternalError",
                     "ProgrammingError", "NotSupportedError"),
-        settable=("cursorclass", "long_data_threshold", "prepared_cache_size"))
+        settable=("long_data_threshold", "prepared_cache_size"))
+
+
+def _get_cursorclass(self: Connection) -> type:
+    return self._sync_obj.cursorclass
+
+
+def _set_cursorclass(self: Connection, value: type) -> None:
+    shell = self._cursor_shell(value)   # TypeError for a class that is no cursor class
+    self._sync_obj.cursorclass = shell._sync_class
+    self._cursorclass = shell
+
+
+Connection.cursorclass = property(   # type: ignore[assignment]
+    _get_cursorclass, _set_cursorclass,
+    doc="The sync cursor class of ``cursor()`` without a class; set it to a mysqlc.aio "
+        "or mysqlc.cursors class (as PyMySQL's ``conn.cursorclass``): later ``cursor()`` "
+        "calls give its asyncio shell.")
 
 
 def _engine_driven(name: str, sql: bytes) -> Callable[..., Any]:

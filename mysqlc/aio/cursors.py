@@ -176,6 +176,9 @@ class BaseCursor:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
+        if type(self).close is not BaseCursor.close:
+            await self.close()   # a subclass's own close()
+            return
         # close() inline (the end of every ``async with conn.cursor()``)
         cur = self._sync_obj
         conn = cur.connection

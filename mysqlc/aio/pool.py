@@ -38,7 +38,8 @@ What a connection goes through (the rules aiomysql has, and the ones it lacks):
   ``change_user()``, or one that had no default database and chose one with ``USE``
   (no command goes back to none).  One released with rows of an unbuffered
   cursor (or further result sets) still unread is closed, not drained (the rest
-  could be of any size).  One that is closed -- by the caller, by a lost server, or
+  could be of any size); so is one released inside a ``conn.pipeline()`` block or
+  with pipelined responses unread (their session changes are not known yet).  One that is closed -- by the caller, by a lost server, or
   because a cancelled operation could not be stopped in time -- is dropped, and the
   room it held goes to the next waiter.  So the pool never hands out a connection whose
   protocol state is not at rest.
@@ -181,28 +182,39 @@ class _AcquireContext(_Coroutine["Connection"]):
     The coroutine of ``Pool._acquire`` is made only when it is needed: ``async with``
     takes a free connection that needs no check without it (``Pool._grab``)."""
 
-    __slots__ = ("_pool", "_conn", "_co")
+    __slots__ = ("_pool", "_conn", "_co", "_spent")
 
     def __init__(self, pool: Pool) -> None:
         self._pool = pool
         self._co: Optional[Coroutine[Any, Any, Connection]] = None
         self._conn: Optional[Connection] = None
+        self._spent = False   # entered, awaited or closed: once, as a coroutine is
 
     @property
     def _coro(self) -> Coroutine[Any, Any, Connection]:   # type: ignore[override]
         co = self._co
         if co is None:
+            if self._spent:
+                raise RuntimeError("cannot reuse already awaited coroutine")
             co = self._co = self._pool._acquire()
         return co
 
     def close(self) -> None:
+        self._spent = True
         if self._co is not None:
             self._co.close()
 
     async def __aenter__(self) -> Connection:
-        conn = self._pool._grab()
-        if conn is None:
-            conn = await self._coro
+        co = self._co
+        if co is None:
+            if self._spent:   # (a coroutine's own error for a second await)
+                raise RuntimeError("cannot reuse already awaited coroutine")
+            self._spent = True
+            conn = self._pool._grab()
+            if conn is None:
+                co = self._co = self._pool._acquire()
+        if co is not None:
+            conn = await co
         self._conn = conn
         return conn
 
@@ -876,17 +888,21 @@ def _in_transaction(conn):
 
 
 def _at_rest(conn):
-    """No await in progress and no result left unread on the wire (the sync
-    connection's own test, ``Connection._pending``): the next command can be sent as it
-    is.  A connection
-    whose state cannot be read (closed underneath) counts as not at rest."""
+    """No await in progress, no result left unread on the wire (the sync connection's
+    own test, ``Connection._pending``), no pipeline block open and no pipelined response
+    unread: the next command can be sent as it is.  A connection whose state cannot be
+    read (closed underneath) counts as not at rest."""
     if conn._worker.busy:
         # released while one of its awaits is still running (another task): handing it
         # out would give the next user "another operation is in progress" or, once the
         # first await ends, a connection someone else still uses
         return False
     try:
-        return not conn.sync._pending()
+        engine = conn.sync
+        # (a pipeline block left open, or its responses unread: the next user would get
+        # them, and the session they may have changed, unreported yet)
+        return not (engine._pending() or engine._pipeline is not None
+                    or engine._conn.pipe_pending)
     except Exception:
         return False
 
@@ -902,7 +918,8 @@ def _idle(conn):
     core = engine._conn
     proto = engine._proto
     return not (engine._closed or core is None or proto is None or proto._state
-                or not core.open or core.unread)
+                or not core.open or core.unread or engine._pipeline is not None
+                or core.pipe_pending)
 
 
 def _close_quietly(conn):

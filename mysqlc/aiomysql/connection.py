@@ -204,6 +204,10 @@ class Connection(_aio.Connection):
     def cursor(self, cls: type[_cursors.Cursor], *more: type[_cursors.Cursor]
                ) -> _cursors.Cursor: ...
 
+    @staticmethod
+    def _cursor_shell(cls: type) -> type:
+        return _cursors.cursor_class(cls)
+
     def cursor(self, *classes: Any) -> Any:
         """A new cursor of `classes` (default: ``cursorclass``); awaitable and an
         async context manager, as aiomysql's.

@@ -62,6 +62,12 @@ class BaseCursor:
     """
 
     _sync_class: type = _sync.Cursor
+    #: the class's close() is this one (``__aexit__`` then closes inline)
+    _plain_close = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._plain_close = cls.close is BaseCursor.close
 
     if TYPE_CHECKING:
         # What install() gives the class (below), as a type checker sees it: the sync
@@ -176,7 +182,7 @@ class BaseCursor:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        if type(self).close is not BaseCursor.close:
+        if not self._plain_close:
             await self.close()   # a subclass's own close()
             return
         # close() inline (the end of every ``async with conn.cursor()``)

@@ -439,11 +439,11 @@ class Connection:
         aiomysql's ``cursor(DictCursor, SSCursor)`` (a class made of several) raises
         TypeError: name the one class (``SSDictCursor``)."""
         if cls is None and not more and not prepared:
-            # the common call: the shell of the connection's cursorclass, found once
-            default = self._default_shell
-            if default is not None and default[0] is self._cursorclass:
-                shell = default[1]
-                return shell(self, shell._sync_class(self._sync_obj))
+            # the common call: _cursorclass is an asyncio class already (connect() and
+            # the cursorclass setter keep it so), its sync cursor made as the sync
+            # cursor() makes it
+            shell = self._cursorclass
+            return shell(self, shell._sync_class(self._sync_obj))
         if more:
             if len(more) == 1 and isinstance(more[0], (bool, int)) and not prepared:
                 prepared = bool(more[0])
@@ -457,12 +457,7 @@ class Connection:
         except TypeError:
             self._sync_obj.cursor(cls, prepared)   # the sync API's error for this class
             raise
-        if cls is None and not prepared:
-            self._default_shell = (self._cursorclass, shell)
         return shell(self, self._sync_obj.cursor(shell._sync_class, prepared))
-
-    #: (cursorclass, its shell) of the last ``cursor()`` call without a class
-    _default_shell: Optional[tuple[type, type]] = None
 
     @staticmethod
     def _cursor_shell(cls: type) -> type:

@@ -11,7 +11,7 @@ the stream as they are fetched, with the sync cursors' bounded memory.
 from __future__ import annotations
 
 import collections
-from typing import TYPE_CHECKING, Any, Optional, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Optional, TypeVar, Union
 
 from .. import cursors as _sync
 from . import _statement
@@ -62,12 +62,6 @@ class BaseCursor:
     """
 
     _sync_class: type = _sync.Cursor
-    #: the class's close() is this one (``__aexit__`` then closes inline)
-    _plain_close = True
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._plain_close = cls.close is BaseCursor.close
 
     if TYPE_CHECKING:
         # What install() gives the class (below), as a type checker sees it: the sync
@@ -181,19 +175,10 @@ class BaseCursor:
     async def __aenter__(self: _C) -> _C:
         return self
 
-    async def __aexit__(self, *exc: Any) -> None:
-        if not self._plain_close:
-            await self.close()   # a subclass's own close()
-            return
-        # close() inline (the end of every ``async with conn.cursor()``)
-        cur = self._sync_obj
-        conn = cur.connection
-        if conn is not None:
-            core = conn._conn
-            if core is not None and core.open and core.unread:
-                await self._worker.run(cur.close)
-                return
-        cur.close()
+    def __aexit__(self, *exc: Any) -> Awaitable[None]:
+        # the close() coroutine itself (a subclass's own close() included): no
+        # coroutine of __aexit__'s around it
+        return self.close()
 
 
 install(BaseCursor, _sync.BaseCursor,

@@ -39,9 +39,10 @@ What a connection goes through (the rules aiomysql has, and the ones it lacks):
   (no command goes back to none).  One released with rows of an unbuffered
   cursor (or further result sets) still unread is closed, not drained (the rest
   could be of any size); so is one released inside a ``conn.pipeline()`` block or
-  with pipelined responses unread (their session changes are not known yet).  One that is closed -- by the caller, by a lost server, or
-  because a cancelled operation could not be stopped in time -- is dropped, and the
-  room it held goes to the next waiter.  So the pool never hands out a connection whose
+  with pipelined responses unread (their session changes are not known yet).  One
+  that is closed -- by the caller, by a lost server, or because a cancelled operation
+  could not be stopped in time -- is dropped, and the room it held goes to the next
+  waiter.  So the pool never hands out a connection whose
   protocol state is not at rest.
 
 - **Cancellation.** A cancelled ``acquire()`` leaves the pool as it was: a connection
@@ -452,7 +453,7 @@ class Pool:
         """What a free connection needs at acquire, decided without I/O: "ok", "closed"
         (closed or not at rest: it is closed now), "recycle" (too old), "ping" (idle
         too long)."""
-        if conn.closed or not _at_rest(conn):
+        if not _idle(conn):
             _close_quietly(conn)
             return "closed"
         now = self._clock()
@@ -477,7 +478,7 @@ class Pool:
             except Exception:
                 _close_quietly(conn)
                 return False
-            if conn.closed or not _at_rest(conn):
+            if not _idle(conn):
                 _close_quietly(conn)
                 return False
         return True
@@ -582,7 +583,7 @@ class Pool:
     def _returned(self, conn):
         """A connection (no longer counted anywhere) comes back: to the first waiter,
         to the free list, or -- closed, closing pool, not at rest -- away."""
-        if conn.closed or self._closing or not _at_rest(conn) or _in_transaction(conn):
+        if self._closing or not _idle(conn) or _in_transaction(conn):
             _close_quietly(conn)
             self._forget(conn)
             self._room_freed()
@@ -887,39 +888,25 @@ def _in_transaction(conn):
         return False
 
 
-def _at_rest(conn):
-    """No await in progress, no result left unread on the wire (the sync connection's
-    own test, ``Connection._pending``), no pipeline block open and no pipelined response
-    unread: the next command can be sent as it is.  A connection whose state cannot be
-    read (closed underneath) counts as not at rest."""
+def _idle(conn):
+    """The connection can go to the next user as it is: open (the sync connection, its
+    core and its stream), no await running on it (another task's: handing it out would
+    give the next user "another operation is in progress", or a connection someone else
+    still uses), no response left unread (``core.unread``: rows, further results, a
+    server-side cursor), no ``pipeline()`` block open and no pipelined response unread
+    (the next user would get them, and a session change not reported yet).  A
+    connection whose state cannot be read (closed underneath) is not idle."""
     if conn._worker.busy:
-        # released while one of its awaits is still running (another task): handing it
-        # out would give the next user "another operation is in progress" or, once the
-        # first await ends, a connection someone else still uses
         return False
     try:
-        engine = conn.sync
-        # (a pipeline block left open, or its responses unread: the next user would get
-        # them, and the session they may have changed, unreported yet)
-        return not (engine._pending() or engine._pipeline is not None
-                    or engine._conn.pipe_pending)
+        engine = conn._sync_obj
+        core = engine._conn
+        proto = engine._proto
+        return not (engine._closed or core is None or proto is None or proto._state
+                    or not core.open or core.unread or engine._pipeline is not None
+                    or core.pipe_pending)
     except Exception:
         return False
-
-
-def _idle(conn):
-    """``not conn.closed and _at_rest(conn)`` in one look, for the fast paths of acquire
-    and release: open (the sync connection, its core and its stream), no await running,
-    no response left unread (``core.unread``: rows, further results, a server-side
-    cursor)."""
-    if conn._worker.busy:
-        return False
-    engine = conn._sync_obj
-    core = engine._conn
-    proto = engine._proto
-    return not (engine._closed or core is None or proto is None or proto._state
-                or not core.open or core.unread or engine._pipeline is not None
-                or core.pipe_pending)
 
 
 def _close_quietly(conn):

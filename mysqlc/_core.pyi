@@ -7,7 +7,7 @@ module by ``python -m mypy.stubtest mysqlc._core`` (tools/typecheck.sh).
 """
 
 import ssl
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Generator, Iterable, Mapping, Sequence
 from typing import Any, Literal, Optional, Union, final, overload
 
 from typing_extensions import Buffer, CapsuleType, TypeAlias, disjoint_base
@@ -134,6 +134,31 @@ class AioWaiter:
     def __await__(self) -> Any: ...
     def __iter__(self) -> AioWaiter: ...
     def __next__(self) -> Any: ...
+
+# --- src/aio_call.c -------------------------------------------------------------------
+@final
+class AioCall(Coroutine[Any, Any, Any]):
+    """The awaitable of a buffered mysqlc.aio cursor's execute() (not instantiable from
+    Python): a coroutine in asyncio's sense."""
+
+    def send(self, value: Any, /) -> Any: ...
+    def throw(self, typ: Any, val: Any = ..., tb: Any = ..., /) -> Any: ...
+    def close(self) -> None: ...
+    def __await__(self) -> Generator[Any, None, Any]: ...
+
+@final
+class AioExecute:
+    """A method descriptor whose call makes an AioCall; `template` gives its signature
+    and docstring (``__wrapped__``)."""
+
+    def __init__(self, template: Callable[..., Any], /) -> None: ...
+    def __get__(self, obj: Any, cls: Any = None, /) -> Any: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> AioCall: ...
+    __wrapped__: Callable[..., Any]
+
+def aio_execute(shell: Any, query: Any, args: Any, infile: Any, attributes: Any, /
+                ) -> AioCall: ...
+def _aio_configure(env: tuple[Any, ...], /) -> None: ...
 
 # --- src/conn.c -----------------------------------------------------------------------
 @final

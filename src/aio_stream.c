@@ -653,6 +653,23 @@ static PyObject *stream_wait_future(aio_stream *s, PyObject *Py_UNUSED(ignored))
     return fut;
 }
 
+/* wait_future() for aio_call.c (`stream` an AioStream) */
+PyObject *mc_aio_stream_wait(PyObject *stream) {
+    return stream_wait_future((aio_stream *)stream, NULL);
+}
+
+/* the stream is open with nothing of its own to report (_statement._engine_ready's
+   `not (proto._state or proto._early or proto._exc is not None)`): 1 or 0 */
+int mc_aio_stream_ready(PyObject *stream) {
+    aio_stream *s = (aio_stream *)stream;
+    if (s->state || !absent(s->exc)) return 0;
+    if (absent(s->early)) return 1;
+    if (PyByteArray_CheckExact(s->early)) return PyByteArray_GET_SIZE(s->early) == 0;
+    int t = PyObject_IsTrue(s->early);
+    if (t < 0) { PyErr_Clear(); return 0; }
+    return !t;
+}
+
 /* The engine's bytes for the server (transport_py.c write_bytes): 0 once asyncio took them
    (and, when `block`, once its buffer is below the high-water mark again: the Python
    half's _write_wait), 1 when that did not happen within `timeout` seconds, 3 when the

@@ -300,6 +300,8 @@ int mc_py_recv_space(mc_conn *c, Py_ssize_t hint, unsigned char **dst, size_t *r
 int mc_py_recv_done(mc_conn *c, Py_ssize_t n);
 /* aio_stream.c: the asyncio stream's C half (mysqlc.aio._transport.StreamProtocol) */
 int mc_aio_stream_write(PyObject *stream, PyObject *data, double timeout, int block);
+PyObject *mc_aio_stream_wait(PyObject *stream);
+int mc_aio_stream_ready(PyObject *stream);
 
 #define MC_TRANSPORT_PY_METHODS \
     {"_transport_buffer", (PyCFunction)Conn_transport_buffer, METH_O, \

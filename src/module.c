@@ -82,6 +82,7 @@ static int mc_exec(PyObject *module) {
     if (mc_conn_add_type(module) < 0) goto done;
     if (mc_store_add_type(module) < 0) goto done;
     if (mc_aio_stream_add_type(module) < 0) goto done;
+    if (mc_aio_call_add_type(module) < 0) goto done;
     rc = 0;
 done:
     Py_DECREF(errors);
@@ -98,6 +99,7 @@ static int mc_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->Decimal); Py_VISIT(st->empty_str); Py_VISIT(st->empty_bytes);
     Py_VISIT(st->ConnectionType); Py_VISIT(st->param_adapter);
     Py_VISIT(st->StoreType); Py_VISIT(st->AioStreamType); Py_VISIT(st->AioWaiterType);
+    Py_VISIT(st->AioCallType); Py_VISIT(st->aio_names); Py_VISIT(st->aio_env);
     Py_VISIT(st->s_done); Py_VISIT(st->s_set_result); Py_VISIT(st->s_is_closing);
     Py_VISIT(st->s_loop_kw); Py_VISIT(st->s_write_buffer_size);
     Py_VISIT(st->ssl_MemoryBIO); Py_VISIT(st->ssl_WantRead); Py_VISIT(st->ssl_ZeroReturn);
@@ -115,6 +117,7 @@ static int mc_clear(PyObject *module) {
     Py_CLEAR(st->Decimal); Py_CLEAR(st->empty_str); Py_CLEAR(st->empty_bytes);
     Py_CLEAR(st->ConnectionType); Py_CLEAR(st->param_adapter);
     Py_CLEAR(st->StoreType); Py_CLEAR(st->AioStreamType); Py_CLEAR(st->AioWaiterType);
+    Py_CLEAR(st->AioCallType); Py_CLEAR(st->aio_names); Py_CLEAR(st->aio_env);
     Py_CLEAR(st->s_done); Py_CLEAR(st->s_set_result); Py_CLEAR(st->s_is_closing);
     Py_CLEAR(st->s_loop_kw); Py_CLEAR(st->s_write_buffer_size);
     Py_CLEAR(st->ssl_MemoryBIO); Py_CLEAR(st->ssl_WantRead); Py_CLEAR(st->ssl_ZeroReturn);

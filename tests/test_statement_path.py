@@ -599,3 +599,121 @@ def test_copied_cursor_reads_its_further_results(conn_kwargs):
         assert b.fetchall() == ((1,),)
         assert b.nextset() is True
         assert b.fetchall() == ((2,),)
+
+
+def test_aio_execute_is_a_coroutine(run, conn_kwargs):
+    """``cursor.execute()`` gives a coroutine in asyncio's sense (``_core.AioCall``, src/
+    aio_call.c): asyncio.iscoroutine, create_task and gather take it; nothing is sent
+    before it is first awaited; a closed one is not started; it refuses a non-None first
+    send and a second await, as an ``async def``'s coroutine does; the method still reads
+    as a coroutine function with the sync signature."""
+    import inspect
+
+    assert inspect.iscoroutinefunction(acur.Cursor.execute)
+    assert list(inspect.signature(acur.Cursor.execute).parameters)[1:3] == ["query", "args"]
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor()
+            assert inspect.iscoroutinefunction(cur.execute)
+            c = cur.execute("INSERT INTO no_such_table VALUES (1)")
+            assert asyncio.iscoroutine(c)
+            c.close()                                   # never started: nothing sent
+            del c
+            never = cur.execute("DO SLEEP(5)")          # dropped without an await
+            del never
+            t0 = time.monotonic()
+            assert await cur.execute("SELECT %s", (7,)) == 1
+            assert await cur.fetchall() == ((7,),)
+            assert time.monotonic() - t0 < 2
+            c = cur.execute("SELECT 1")
+            with pytest.raises(TypeError):
+                c.send(1)
+            assert await c == 1
+            with pytest.raises(RuntimeError):
+                await c
+            task = asyncio.create_task(cur.execute("SELECT %s, %s", (1, "a")))
+            assert await task == 1 and await cur.fetchall() == ((1, "a"),)
+            other = conn.cursor()
+            # two statements at once on one connection: the second is refused as before
+            res = await asyncio.gather(cur.execute("SELECT SLEEP(0.2)"),
+                                       other.execute("SELECT 2"), return_exceptions=True)
+            assert res[0] == 1 and isinstance(res[1], mysqlc.ProgrammingError), res
+            assert await cur.fetchall() == ((0,),)
+            await other.execute("SELECT 3")
+            assert await other.fetchall() == ((3,),)
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
+def test_aio_execute_closed_while_waiting_does_not_desync(run, conn_kwargs):
+    """A statement's coroutine closed while it awaits the response (GeneratorExit: a
+    dropped task's coroutine, never to be resumed) leaves no connection out of sync: the
+    stream is closed and the next command says the connection is gone (2006), on the C
+    path and on the Python one, and the lock is free."""
+    from mysqlc.aio import _statement
+
+    async def body():
+        for start in (lambda cur: cur.execute("SELECT SLEEP(0.3), 5"),
+                      lambda cur: _statement._execute_py(cur, "SELECT SLEEP(0.3), 5")):
+            conn = await mysqlc.aio.connect(**conn_kwargs)
+            try:
+                cur = conn.cursor()
+                await cur.execute("SELECT 1")
+                coro = start(cur)
+                coro.send(None)        # sent; the response awaited
+                coro.close()
+                lock = conn.sync._lock
+                assert lock.acquire(False)
+                lock.release()
+                with pytest.raises(mysqlc.OperationalError) as ei:
+                    await cur.execute("SELECT 2")
+                assert ei.value.args[0] == 2006
+            finally:
+                conn.close()
+    run(body)
+
+
+def test_aio_execute_kept_templates_follow_mode_and_charset(run, conn_kwargs):
+    """A parameterized statement's template bytes, kept between executes (``_PARAM_SQL``,
+    formatted in src/aio_call.c's path by ``_begin``), are written for the session's
+    escaping mode and charset at each execute: values with quotes and backslashes read
+    back as sent before and after NO_BACKSLASH_ESCAPES is set, and after
+    ``set_character_set('latin1')`` the same text goes in latin1; all without a
+    greenlet switch once the text is kept."""
+    from mysqlc.aio import _statement
+
+    q = "SELECT %s, HEX(%s), HEX('\u00e9')"
+    values = ["it's", "back\\slash", "q\"uote\\'", "\u00e9t\u00e9"]
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor()
+            await cur.execute("SELECT 1")
+            await cur.execute(q, ("x", "x"))           # kept from here on
+            assert _statement._PARAM_SQL[q] == ("utf-8", q.encode("utf-8"))
+            for mode_sql in (None, "SET sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')"):
+                if mode_sql:
+                    await cur.execute(mode_sql)
+                    await cur.execute("SELECT 1")      # the mode confirmed by now
+                with _Switches(conn) as sw:
+                    for v in values:
+                        await cur.execute(q, (v, v))
+                        row = (await cur.fetchall())[0]
+                        assert row[0] == v
+                        assert row[1] == v.encode("utf-8").hex().upper()
+                        assert row[2] == "C3A9"
+                assert sw.count == 0, mode_sql
+            await conn.set_character_set("latin1")
+            await cur.execute(q, ("\u00e9", "\u00e9"))
+            assert await cur.fetchall() == (("\u00e9", "E9", "E9"),)
+            await cur.execute(q, ("\u00e9", "\u00e9"))   # the latin1 template, kept
+            assert await cur.fetchall() == (("\u00e9", "E9", "E9"),)
+            assert _statement._PARAM_SQL[q][0] == "latin-1" or \
+                _statement._PARAM_SQL[q][0] == conn.encoding
+        finally:
+            await conn.ensure_closed()
+    run(body)

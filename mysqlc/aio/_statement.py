@@ -28,15 +28,17 @@ side connection, the response read to its end (and further results drained) with
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any, Awaitable, Callable, Optional
 
-from .. import connections
+from .. import _core, connections
 from .._state import _MODE_NOTE_CACHE, _NO_ERROR, _SEMICOLON, _busy
 from ..errors import Error, InterfaceError, OperationalError
 from ._runner import CANCEL_BUDGET
 from ._transport import _DONE, _TIMEOUT
 
 _get_running_loop = asyncio.get_running_loop
+_weakref = weakref.ref
 
 
 #: SQL bytes of parameterless str statements: ``text -> (codec, bytes)``, kept only for
@@ -44,6 +46,10 @@ _get_running_loop = asyncio.get_running_loop
 #: the session's escaping mode (``_MODE_NOTE_CACHE`` says so, no ``;``); bounded
 _PLAIN_SQL: dict = {}
 _PLAIN_SQL_LIMIT = 512
+#: the same for parameterized str statements: ``text -> (codec, template bytes)``, kept
+#: for texts whose formatting with parameters needs only the escaping mode (``_format``'s
+#: common case); read by src/aio_call.c, which formats with ``format_statement``
+_PARAM_SQL: dict = {}
 
 
 def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
@@ -81,9 +87,23 @@ def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
             # while the session reported no change: the mode read here is its own
             conn._mode_hint = mode
             try:
-                return cur._format(conn, query, args)
+                sql = cur._format(conn, query, args)
             finally:
                 conn._mode_hint = None
+            if type(query) is str and cur._plain_text and type(args) is tuple:
+                # the template's bytes for src/aio_call.c, which formats the next call of
+                # this text itself: only for a text _format writes as this call did (its
+                # note cleared, the mode certain, no ";")
+                t = conn._tracked_charset
+                codec = t[1] if t else conn._encoding
+                hit = _PARAM_SQL.get(query)
+                if hit is None or hit[0] != codec:
+                    tmpl = query.encode(codec)
+                    if _MODE_NOTE_CACHE.get(tmpl) is False:
+                        if len(_PARAM_SQL) >= _PLAIN_SQL_LIMIT:
+                            _PARAM_SQL.clear()
+                        _PARAM_SQL[query] = (codec, tmpl)
+            return sql
     return cur._format(conn, query, args)
 
 
@@ -98,8 +118,20 @@ def _engine_ready(worker: Any, conn: Any, loop: asyncio.AbstractEventLoop) -> bo
 
 
 async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = None,
-                  attributes: Any = None) -> Any:
-    """``await cursor.execute(query, args)`` of a buffered asyncio cursor: the engine-driven
+                  attributes: Any = None) -> int:
+    """``await cursor.execute(query, args)`` of a buffered asyncio cursor: a coroutine
+    (``_core.AioCall``, src/aio_call.c) that runs :func:`_execute_py`'s common case
+    with no coroutine of Python's -- :func:`_begin` checks, formats and sends, the C
+    object awaits the stream and takes the result, :func:`_finish` stores it -- and hands
+    every other case to :func:`_execute_py` or, once the statement was sent, to
+    :func:`_take_over`.  (The cursor class holds it as ``_core.AioExecute(execute)``,
+    whose call makes that coroutine; this function's own body is the same call awaited.)"""
+    return await _aio_execute(shell, query, args, infile, attributes)
+
+
+async def _execute_py(shell: Any, query: Any, args: Any = None, infile: Any = None,
+                      attributes: Any = None) -> Any:
+    """:func:`execute` in Python, the reference src/aio_call.c follows: the engine-driven
     path when the statement can take it (the sync cursor's class reads results as
     BaseCursor does, no infile, no query attributes, text protocol), else the sync
     cursor's execute in the greenlet."""
@@ -140,6 +172,9 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
                     except asyncio.CancelledError:
                         await _stop(worker, conn, core, proto, loop)
                         raise
+                    except GeneratorExit:   # closed, never to be resumed
+                        _abandon(core, proto)
+                        raise
                     if status != _DONE:
                         r = await _hand_over(worker, core, proto, status)
                         break
@@ -162,6 +197,135 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
     # the statement needs a wait before it can be sent (the core said so: nothing was
     # sent): the sync cursor sends it from the greenlet
     return await worker.run(cur._query, conn, sql, None)
+
+
+def _begin(shell: Any, query: Any, args: Any) -> Any:
+    """:func:`_execute_py`'s common case up to the response, in one frame, for
+    src/aio_call.c: a buffered tuple cursor, the connection ready (``_engine_ready``), the
+    session unchanged, a str statement whose bytes or template bytes are kept
+    (``_PLAIN_SQL`` / ``_PARAM_SQL``) with a tuple of parameters and the escaping mode
+    known.  Returns None, having changed nothing, for every other case (the caller goes
+    to :func:`_execute_py`); the greenlet's coroutine when the core would not send the
+    statement without a wait; else ``(cur, conn, worker, core, proto, lock, sql, r,
+    timeout)``: the statement sent, the lock held, ``worker.busy`` set, `r` the
+    ``take_result()`` after the send (None while the response is not complete),
+    `timeout` the read timeout."""
+    cur = shell._sync_obj
+    worker = shell._worker
+    conn = cur.connection
+    if (conn is None or not cur._one_call or cur._prepared or cur._attributes
+            or worker.busy or conn._closed or conn._pipeline is not None):
+        return None
+    core = conn._conn
+    proto = conn._proto
+    if (core is None or proto is None or proto._state or proto._early
+            or proto._exc is not None or worker.loop is not _get_running_loop()
+            or core.unread or core.session_track_seq != conn._track_seq
+            or type(query) is not str or not cur._plain_text):
+        return None
+    t = conn._tracked_charset
+    codec = t[1] if t else conn._encoding
+    if args is None:
+        hit = _PLAIN_SQL.get(query)
+        if hit is None or hit[0] != codec:
+            return None
+        sql = hit[1]
+        conn._mode_written = None
+    else:
+        hit = _PARAM_SQL.get(query)
+        if hit is None or hit[0] != codec or type(args) is not tuple or cur._rendering:
+            return None
+        mode = conn._escape_mode()
+        if mode is None:
+            return None
+        try:
+            sql = core.format_statement(hit[1], args, mode, t[0] if t else conn._charset,
+                                        codec, conn._encoders, conn._binary_prefix)
+        except Exception:   # noqa: BLE001 - _execute_py formats again: its str()
+            return None     # fallback, or its error
+        conn._mode_written = mode
+    conn._last_error = _NO_ERROR
+    lock = conn._lock
+    if not lock.acquire(False):
+        raise _busy()
+    worker.busy = True
+    try:
+        try:
+            # cur._start_one_call(conn, sql), inline
+            conn._owner = _weakref(cur)
+            if (cur._executed_from is not None or cur.messages
+                    or cur._pipe_error is not None or cur._pipe_sets is not None):
+                cur._clear()
+            cur._executed = sql
+            if not core.send_query_nowait(sql):
+                sent = False
+            else:
+                sent = True
+                r = core.take_result()
+        except BaseException:
+            cur._clear()
+            cur._executed = sql
+            raise
+    except BaseException as exc:
+        if isinstance(exc, Error):
+            conn._note_error(exc)
+        worker.busy = False
+        lock.release()
+        raise
+    if not sent:
+        # it needs a wait before it can be sent: the sync cursor sends it from the
+        # greenlet, the lock given back first (as _execute_py)
+        worker.busy = False
+        lock.release()
+        return worker.run(cur._query, conn, sql, None)
+    return cur, conn, worker, core, proto, lock, sql, r, conn._timeouts[1]
+
+
+def _finish(cur: Any, worker: Any, lock: Any, r: Any) -> Any:
+    """The result tuple `r` of src/aio_call.c's statement into the cursor; the lock
+    released.  The cursor's rowcount."""
+    try:
+        (cur._rows, cur.description, cur.description_flags, cur.rowcount,
+         cur.lastrowid, cur.warning_count) = r
+        cur.rownumber = 0
+        return cur.rowcount
+    finally:
+        worker.busy = False
+        lock.release()
+
+
+async def _take_over(cur: Any, conn: Any, worker: Any, core: Any, proto: Any, sql: bytes,
+                     status: Optional[int], exc: Optional[BaseException]) -> Any:
+    """The rest of :func:`_execute_py`'s engine-driven path, from where src/aio_call.c
+    hands it over: the statement sent, the connection's lock held, ``worker.busy`` set.
+    `exc`: the CancelledError the task got while it awaited the stream (KILL QUERY, the
+    response read to its end: :func:`_stop`); else `status`: the stream's, not _DONE
+    (:func:`_hand_over`), or None for waits with a read timeout (:func:`_wait_result`)."""
+    loop = _get_running_loop()
+    lock = conn._lock
+    try:
+        try:
+            if exc is not None:
+                await _stop(worker, conn, core, proto, loop)
+                raise exc
+            if status is None:
+                r = await _wait_result(worker, conn, core, proto, loop, conn._timeouts[1])
+            else:
+                r = await _hand_over(worker, core, proto, status)
+        except BaseException:
+            cur._clear()
+            cur._executed = sql
+            raise
+        (cur._rows, cur.description, cur.description_flags, cur.rowcount,
+         cur.lastrowid, cur.warning_count) = r
+        cur.rownumber = 0
+        return cur.rowcount
+    except Error as e:
+        conn._note_error(e)
+        raise
+    finally:
+        worker.busy = False
+        lock.release()
 
 
 async def internal(shell: Any, name: str, sql: Optional[bytes]) -> Any:
@@ -259,6 +423,9 @@ async def _wait_result(worker: Any, conn: Any, core: Any, proto: Any,
         except asyncio.CancelledError:
             await _stop(worker, conn, core, proto, loop)
             raise
+        except GeneratorExit:   # closed, never to be resumed
+            _abandon(core, proto)
+            raise
         finally:
             if timer is not None:
                 timer.cancel()
@@ -274,6 +441,19 @@ def _timed_out(fut: "asyncio.Future[int]") -> None:
         fut.set_result(_TIMEOUT)
 
 
+def _abandon(core: Any, proto: Any) -> None:
+    """The statement's response will not be read (a cancellation past its budget, or its
+    coroutine closed while it awaited): the stream is closed and, the engine noticing the
+    end at once (the stream reports it without waiting), the response forgotten, so the
+    next command raises "lost connection", not "out of sync"."""
+    proto.close()
+    if core.take_pending:
+        try:
+            core.take_result(None, True)
+        except Error:
+            pass
+
+
 async def _stop(worker: Any, conn: Any, core: Any, proto: Any,
                 loop: asyncio.AbstractEventLoop) -> None:
     """The awaiting task was cancelled while the statement ran: KILL QUERY, then read
@@ -281,15 +461,7 @@ async def _stop(worker: Any, conn: Any, core: Any, proto: Any,
     deadline = loop.time() + CANCEL_BUDGET
 
     def abort() -> None:
-        proto.close()
-        if core.take_pending:
-            # the engine notices the end now (the stream reports it without waiting): the
-            # statement's response is forgotten and the connection closed, so the next
-            # command raises "lost connection", not "out of sync"
-            try:
-                core.take_result(None, True)
-            except Error:
-                pass
+        _abandon(core, proto)
 
     async def read_rest() -> None:
         while core.open and core.take_pending:
@@ -353,3 +525,7 @@ async def stop_statement(worker: Any, engine: Any, core: Any, proto: Any, deadli
         if proto is not None and proto._state:
             engine._owner = None
 
+
+_aio_execute = _core.aio_execute
+_core._aio_configure((_execute_py, _begin, _finish, _take_over, _abandon,
+                      asyncio.CancelledError))

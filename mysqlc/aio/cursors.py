@@ -13,6 +13,7 @@ from __future__ import annotations
 import collections
 from typing import TYPE_CHECKING, Any, Awaitable, Optional, TypeVar, Union
 
+from .. import _core
 from .. import cursors as _sync
 from . import _statement
 from .connection import install
@@ -213,7 +214,8 @@ install(Cursor, _sync.Cursor, immediate=_FETCH)
 
 _execute = _statement.execute
 _execute.__doc__ = "%s\n\n%s" % (_execute.__doc__, Cursor.execute.__doc__)
-Cursor.execute = _execute   # type: ignore[method-assign]
+# a method descriptor in C (src/aio_call.c) that shows _execute's signature and docstring
+Cursor.execute = _core.AioExecute(_execute)   # type: ignore[assignment]
 
 
 class DictCursor(Cursor):

@@ -1,0 +1,811 @@
+/* mysqlc.aio's execute() in C: _core.AioCall, the awaitable a buffered asyncio cursor's
+ * execute() returns (mysqlc/aio/_statement.py execute).
+ *
+ * An awaited statement on the event loop's hot path -- a buffered tuple cursor, the
+ * connection idle, its stream open, the statement's SQL bytes known without a round
+ * trip -- costs the sync path's C work plus one wake-up of the stream's future; what it
+ * cost above that was the Python around it: a coroutine, four frames and some 300
+ * bytecodes of checks, formatting and the cursor's bookkeeping.  Those steps run here, in
+ * the order and with the effects of _statement.py's Python path (`_execute_py`), which
+ * stays the reference: every case this file does not take -- anything but the common
+ * one -- goes to it before this file changed anything, and every case that turns
+ * unusual while the response is read (a read timeout set, the stream ended or failed,
+ * the task cancelled) is handed to `_take_over`, which goes on exactly where this file
+ * stopped.
+ *
+ * The object is a coroutine in asyncio's sense (send, throw, close, __await__:
+ * collections.abc.Coroutine; asyncio.create_task() takes it): nothing happens before
+ * its first send(None), as with an `async def`.  States:
+ *
+ *   0  not started       send(None) runs the checks; the statement is sent, its result
+ *                        taken or the future of the stream awaited (1); or a Python
+ *                        coroutine takes the call over (2)
+ *   1  awaiting `it`     the stream's future (its __await__ iterator); resumed, the
+ *                        engine takes what arrived (take_result), again until complete
+ *   2  delegating        send/throw/close go to `sub`, a Python coroutine
+ *   3  over
+ *
+ * The SQL bytes come from two caches the Python path fills (_statement._query_now):
+ * `_PLAIN_SQL` (a parameterless str statement's bytes per codec) and `_PARAM_SQL` (a
+ * parameterized str statement's template bytes per codec, kept only for texts that
+ * cannot change the session's escaping mode: no `;`, _note_statement has nothing to
+ * note).  Parameters are formatted by the connection's format_statement (encode.c) for
+ * the escaping mode the connection knows for certain (`_escape_mode`, whose common case
+ * is mirrored below: a change of the tracked session state sends it to Python).
+ */
+#include "conn_internal.h"
+#include <structmember.h>
+
+/* the Python names this file uses (interned once, st->aio_names) */
+enum { N_busy, N_release, N_clear, N_executed, N_note_error, N_throw, N_close, N_COUNT };
+static const char *const aio_name_text[N_COUNT] = {
+    "busy", "release", "_clear", "_executed", "_note_error", "throw", "close",
+};
+
+/* what _statement.py gives (_core._aio_configure), st->aio_env */
+enum {
+    E_execute_py,    /* _execute_py(shell, query, args, infile, attributes): the coroutine */
+    E_begin,         /* _begin(shell, query, args): None, a coroutine, or the sent state */
+    E_finish,        /* _finish(cur, worker, lock, result) -> rowcount */
+    E_take_over,     /* _take_over(cur, conn, worker, core, proto, sql, status, exc) */
+    E_abandon,       /* _abandon(core, proto): the response will not be read */
+    E_cancelled,     /* asyncio.CancelledError */
+    E_COUNT
+};
+
+#define NAME(st, i) PyTuple_GET_ITEM((st)->aio_names, (i))
+#define ENV(st, i) PyTuple_GET_ITEM((st)->aio_env, (i))
+
+typedef struct {
+    PyObject_HEAD
+    mc_state *st;
+    int phase;
+    PyObject *shell, *query, *args, *infile, *attributes;   /* the call's arguments */
+    /* from _begin() on: the statement sent, the lock held */
+    PyObject *cur, *conn, *worker, *core, *proto, *lock, *sql;
+    int timed;       /* a read timeout is set: every wait is _take_over's */
+    PyObject *it;    /* state 1: the awaited future's iterator */
+    PyObject *sub;   /* state 2: the Python coroutine the call went to */
+} aio_call;
+
+/* ---------------------------------------------------------------- small helpers */
+
+static int call_method0(PyObject *obj, PyObject *name) {
+    PyObject *r = PyObject_CallMethodNoArgs(obj, name);
+    if (!r) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* `it` sent `arg`: 1 with *out the value it yielded, 0 with *out its return value, -1
+   with an exception (PyIter_Send, for every supported Python) */
+static int send_to(PyObject *it, PyObject *arg, PyObject **out) {
+#if PY_VERSION_HEX >= 0x030A0000
+    PySendResult r = PyIter_Send(it, arg, out);
+    return r == PYGEN_NEXT ? 1 : r == PYGEN_RETURN ? 0 : -1;
+#else
+    PyObject *y;
+    if (arg == Py_None && Py_TYPE(it)->tp_iternext)
+        y = Py_TYPE(it)->tp_iternext(it);
+    else
+        y = PyObject_CallMethod(it, "send", "O", arg);
+    if (y) { *out = y; return 1; }
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_StopIteration)) {
+        if (_PyGen_FetchStopIterationValue(out) < 0) return -1;
+        return 0;
+    }
+    *out = NULL;
+    return -1;
+#endif
+}
+
+/* the value `v` of a coroutine's return, raised as StopIteration(v) for tp_iternext and
+   send() (an exception or tuple value wrapped so that it is not taken apart) */
+static PyObject *stop_with(PyObject *v) {
+    if (v == Py_None) {
+        PyErr_SetNone(PyExc_StopIteration);
+    } else {
+        PyObject *e = PyObject_CallOneArg(PyExc_StopIteration, v);
+        if (e) {
+            PyErr_SetObject(PyExc_StopIteration, e);
+            Py_DECREF(e);
+        }
+    }
+    Py_DECREF(v);
+    return NULL;
+}
+
+static void drop_state(aio_call *a) {
+    Py_CLEAR(a->cur); Py_CLEAR(a->conn); Py_CLEAR(a->worker); Py_CLEAR(a->core);
+    Py_CLEAR(a->proto); Py_CLEAR(a->lock); Py_CLEAR(a->sql); Py_CLEAR(a->it);
+}
+
+/* ---------------------------------------------------------------- the call's end */
+
+/* worker.busy = False; lock.release() (_execute_py's finally).  0 or -1. */
+static int unlock(aio_call *a) {
+    mc_state *st = a->st;
+    int rc = PyObject_SetAttr(a->worker, NAME(st, N_busy), Py_False);
+    if (call_method0(a->lock, NAME(st, N_release)) < 0) rc = -1;
+    return rc;
+}
+
+/* An exception while the statement was under way (the one set now): as _execute_py's
+   handlers -- cur._clear(), cur._executed = sql; conn._note_error(exc) for an Error;
+   then unlock.  The exception stays set (a handler's own error replaces it, as in
+   Python).  `note`: call _note_error. */
+static void fail_started(aio_call *a, int note) {
+    mc_state *st = a->st;
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    if (tb && v) PyException_SetTraceback(v, tb);
+    int ok = call_method0(a->cur, NAME(st, N_clear)) == 0 &&
+             PyObject_SetAttr(a->cur, NAME(st, N_executed), a->sql) == 0;
+    if (ok && note && v && PyObject_IsInstance(v, st->Error) == 1) {
+        PyObject *r = PyObject_CallMethodOneArg(a->conn, NAME(st, N_note_error), v);
+        ok = r != NULL;
+        Py_XDECREF(r);
+    }
+    if (!ok) {   /* the handler's error replaces the call's, as a raise in except would */
+        Py_XDECREF(t); Py_XDECREF(v); Py_XDECREF(tb);
+        PyErr_Fetch(&t, &v, &tb);
+    }
+    PyObject *t2, *v2, *tb2;
+    PyErr_Fetch(&t2, &v2, &tb2);   /* (none, or what a handler raised above) */
+    int rc = unlock(a);
+    if (rc < 0) {   /* finally's own error wins */
+        Py_XDECREF(t); Py_XDECREF(v); Py_XDECREF(tb);
+        Py_XDECREF(t2); Py_XDECREF(v2); Py_XDECREF(tb2);
+    } else {
+        if (t2) { Py_XDECREF(t); Py_XDECREF(v); Py_XDECREF(tb); t = t2; v = v2; tb = tb2; }
+        PyErr_Restore(t, v, tb);
+    }
+    drop_state(a);
+    a->phase = 3;
+}
+
+/* The result tuple of take_result() into the cursor: _finish(cur, worker, lock, r) (its
+   own finally unlocks).  The cursor's rowcount, or NULL with an exception. */
+static PyObject *finish(aio_call *a, PyObject *r) {
+    mc_state *st = a->st;
+    PyObject *args[4] = {a->cur, a->worker, a->lock, r};
+    PyObject *count = PyObject_Vectorcall(ENV(st, E_finish), args, 4, NULL);
+    Py_DECREF(r);
+    drop_state(a);
+    a->phase = 3;
+    return count;
+}
+
+/* ---------------------------------------------------------------- going to Python */
+
+/* The call goes on in `coro` (a new reference, or NULL with an exception): state 2, and
+   its first step. */
+static int delegate(aio_call *a, PyObject *coro, PyObject **out) {
+    drop_state(a);
+    if (!coro) { a->phase = 3; return -1; }
+    a->sub = coro;
+    a->phase = 2;
+    int r = send_to(coro, Py_None, out);
+    if (r != 1) { a->phase = 3; Py_CLEAR(a->sub); }
+    return r;
+}
+
+/* The whole call to _execute_py (nothing was changed yet) */
+static int go_python(aio_call *a, PyObject **out) {
+    mc_state *st = a->st;
+    PyObject *args[5] = {a->shell, a->query, a->args, a->infile, a->attributes};
+    return delegate(a, PyObject_Vectorcall(ENV(st, E_execute_py), args, 5, NULL), out);
+}
+
+/* _take_over(cur, conn, worker, core, proto, sql, status, exc): the lock is held, the
+   statement sent; Python reads on from here */
+static int take_over(aio_call *a, PyObject *status, PyObject *exc, PyObject **out) {
+    mc_state *st = a->st;
+    PyObject *args[8] = {a->cur, a->conn, a->worker, a->core, a->proto, a->sql, status, exc};
+    return delegate(a, PyObject_Vectorcall(ENV(st, E_take_over), args, 8, NULL), out);
+}
+
+/* ---------------------------------------------------------------- the steps */
+
+/* An exception the awaited future raised, or one thrown into the call while it awaited:
+   a CancelledError goes to _take_over (KILL QUERY, the response read to its end, as
+   _execute_py's handler), anything else ends the call as in _execute_py.  -1, or what
+   _take_over's first step gives.  The exception is the one set now. */
+static int interrupted(aio_call *a, PyObject **out) {
+    mc_state *st = a->st;
+    Py_CLEAR(a->it);
+    if (!PyErr_ExceptionMatches(ENV(st, E_cancelled))) {
+        fail_started(a, 1);
+        return -1;
+    }
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    if (tb && v) PyException_SetTraceback(v, tb);
+    Py_XDECREF(t);
+    Py_XDECREF(tb);
+    if (!v) { Py_INCREF(Py_None); v = Py_None; }
+    int r = take_over(a, Py_None, v, out);
+    Py_DECREF(v);
+    return r;
+}
+
+/* the stream's future awaited: 1 (state 1, *out to yield), 2 (it was done at once:
+   *out its status), or what _take_over gives with a read timeout (every wait then has
+   its timer: Python's path) */
+static int await_stream(aio_call *a, PyObject **out) {
+    if (a->timed) return take_over(a, Py_None, Py_None, out);
+    PyObject *fut = mc_aio_stream_wait(a->proto);
+    if (!fut) { fail_started(a, 1); return -1; }
+    unaryfunc aw = Py_TYPE(fut)->tp_as_async ? Py_TYPE(fut)->tp_as_async->am_await : NULL;
+    PyObject *it = aw ? aw(fut) : NULL;
+    Py_DECREF(fut);
+    if (!it) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "the stream's future is not awaitable");
+        fail_started(a, 1);
+        return -1;
+    }
+    a->it = it;
+    int r = send_to(it, Py_None, out);
+    if (r == 1) { a->phase = 1; return 1; }   /* pending: the task waits for it */
+    if (r < 0) return interrupted(a, out);
+    Py_CLEAR(a->it);
+    return 2;
+}
+
+/* await the stream until take_result() completes: the result into the cursor (0, *out
+   the rowcount), a wait (1), or Python's path */
+static int wait_more(aio_call *a, PyObject **out) {
+    mc_conn *c = (mc_conn *)a->core;
+    for (;;) {
+        int w = await_stream(a, out);
+        if (w != 2) return w;
+        PyObject *status = *out;   /* (done at once) */
+        *out = NULL;
+        int ok = PyLong_CheckExact(status) && PyLong_AsLong(status) == 0;
+        if (!ok) {   /* the stream ended, failed or timed out: _take_over (_hand_over) */
+            int rr = take_over(a, status, Py_None, out);
+            Py_DECREF(status);
+            return rr;
+        }
+        Py_DECREF(status);
+        PyObject *r = mc_conn_take_result(c, NULL, 0, NULL);
+        if (!r) { fail_started(a, 1); return -1; }
+        if (r != Py_None) {
+            *out = finish(a, r);
+            return *out ? 0 : -1;
+        }
+        Py_DECREF(r);
+    }
+}
+
+/* take_result() after a wake-up whose status was 0 */
+static int take(aio_call *a, PyObject **out) {
+    PyObject *r = mc_conn_take_result((mc_conn *)a->core, NULL, 0, NULL);
+    if (!r) { fail_started(a, 1); return -1; }
+    if (r != Py_None) {
+        *out = finish(a, r);
+        return *out ? 0 : -1;
+    }
+    Py_DECREF(r);
+    return wait_more(a, out);
+}
+
+static int start(aio_call *a, PyObject **out) {
+    mc_state *st = a->st;
+    if (a->infile != Py_None || a->attributes != Py_None) return go_python(a, out);
+    PyObject *args[3] = {a->shell, a->query, a->args};
+    PyObject *b = PyObject_Vectorcall(ENV(st, E_begin), args, 3, NULL);
+    if (!b) return -1;
+    if (b == Py_None) {
+        Py_DECREF(b);
+        return go_python(a, out);
+    }
+    if (!PyTuple_CheckExact(b)) return delegate(a, b, out);   /* (a coroutine) */
+    if (PyTuple_GET_SIZE(b) != 9) {
+        Py_DECREF(b);
+        PyErr_SetString(PyExc_SystemError, "_begin() gave no state");
+        return -1;
+    }
+    PyObject **f[7] = {&a->cur, &a->conn, &a->worker, &a->core, &a->proto, &a->lock, &a->sql};
+    for (int i = 0; i < 7; i++) *f[i] = Py_NewRef(PyTuple_GET_ITEM(b, i));
+    PyObject *r = Py_NewRef(PyTuple_GET_ITEM(b, 7));
+    a->timed = PyTuple_GET_ITEM(b, 8) != Py_None;
+    Py_DECREF(b);
+    if (!PyObject_TypeCheck(a->core, st->ConnectionType) ||
+            !PyObject_TypeCheck(a->proto, st->AioStreamType)) {
+        Py_DECREF(r);
+        PyErr_SetString(PyExc_TypeError, "_begin(): not a core and its stream");
+        fail_started(a, 1);
+        return -1;
+    }
+    if (r != Py_None) {
+        *out = finish(a, r);
+        return *out ? 0 : -1;
+    }
+    Py_DECREF(r);
+    return wait_more(a, out);
+}
+
+#define RUNNING 4
+
+/* one step of the coroutine: 1 yielded *out, 0 returned *out, -1 raised */
+static int step(aio_call *a, PyObject *arg, PyObject **out) {
+    *out = NULL;
+    int r;
+    switch (a->phase) {
+    case 0:
+        if (arg != Py_None) {
+            PyErr_SetString(PyExc_TypeError,
+                            "can't send non-None value to a just-started coroutine");
+            return -1;
+        }
+        a->phase = RUNNING;
+        r = start(a, out);
+        break;
+    case 1: {
+        a->phase = RUNNING;
+        PyObject *status = NULL;
+        r = send_to(a->it, arg, &status);
+        if (r == 1) {   /* (still pending: the task waits on) */
+            a->phase = 1;
+            *out = status;
+            return 1;
+        }
+        if (r < 0) { r = interrupted(a, out); break; }
+        Py_CLEAR(a->it);
+        if (!(PyLong_CheckExact(status) && PyLong_AsLong(status) == 0)) {
+            r = take_over(a, status, Py_None, out);
+            Py_DECREF(status);
+            break;
+        }
+        Py_DECREF(status);
+        r = take(a, out);
+        break;
+    }
+    case 2:
+        a->phase = RUNNING;
+        r = send_to(a->sub, arg, out);
+        if (r == 1) { a->phase = 2; return 1; }
+        break;
+    case RUNNING:
+        PyErr_SetString(PyExc_ValueError, "coroutine already executing");
+        return -1;
+    default:
+        PyErr_SetString(PyExc_RuntimeError, "cannot reuse already awaited coroutine");
+        return -1;
+    }
+    if (r != 1) {   /* over: returned or raised */
+        a->phase = 3;
+        drop_state(a);
+        Py_CLEAR(a->sub);
+    }
+    return r;
+}
+
+/* ---------------------------------------------------------------- the coroutine's API */
+
+#if PY_VERSION_HEX >= 0x030A0000
+static PySendResult call_am_send(aio_call *a, PyObject *arg, PyObject **out) {
+    int r = step(a, arg, out);
+    return r == 1 ? PYGEN_NEXT : r == 0 ? PYGEN_RETURN : PYGEN_ERROR;
+}
+#endif
+
+static PyObject *call_iternext(aio_call *a) {
+    PyObject *out;
+    int r = step(a, Py_None, &out);
+    if (r == 1) return out;
+    if (r == 0) return stop_with(out);
+    return NULL;
+}
+
+static PyObject *call_send(aio_call *a, PyObject *arg) {
+    PyObject *out;
+    int r = step(a, arg, &out);
+    if (r == 1) return out;
+    if (r == 0) return stop_with(out);
+    return NULL;
+}
+
+/* the exception throw()'s arguments describe, set as the current one: 0, or -1 with
+   TypeError for arguments that describe none */
+static int set_thrown(PyObject *typ, PyObject *val, PyObject *tb) {
+    if (tb != Py_None && !PyTraceBack_Check(tb)) {
+        PyErr_SetString(PyExc_TypeError, "throw() third argument must be a traceback object");
+        return -1;
+    }
+    if (PyExceptionInstance_Check(typ)) {
+        if (val != Py_None) {
+            PyErr_SetString(PyExc_TypeError, "instance exception may not have a separate value");
+            return -1;
+        }
+        PyErr_SetObject((PyObject *)Py_TYPE(typ), typ);
+    } else if (PyExceptionClass_Check(typ)) {
+        PyErr_SetObject(typ, val);
+    } else {
+        PyErr_Format(PyExc_TypeError, "exceptions must be classes or instances deriving from "
+                     "BaseException, not %s", Py_TYPE(typ)->tp_name);
+        return -1;
+    }
+    if (tb != Py_None) {
+        PyObject *t, *v, *old;
+        PyErr_Fetch(&t, &v, &old);
+        PyErr_NormalizeException(&t, &v, &old);
+        Py_XDECREF(old);
+        if (v) PyException_SetTraceback(v, tb);
+        PyErr_Restore(t, v, Py_NewRef(tb));
+    }
+    return 0;
+}
+
+/* throw(exc) / throw(type[, value[, traceback]]), as a coroutine's */
+static PyObject *call_throw(aio_call *a, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "throw expected 1 to 3 arguments");
+        return NULL;
+    }
+    if (a->phase == RUNNING) {
+        PyErr_SetString(PyExc_ValueError, "coroutine already executing");
+        return NULL;
+    }
+    PyObject *out = NULL;
+    int r;
+    if (a->phase == 2) {   /* the Python coroutine's own throw() */
+        a->phase = RUNNING;
+        PyObject *m = PyObject_GetAttr(a->sub, NAME(a->st, N_throw));
+        out = m ? PyObject_Vectorcall(m, args, (size_t)nargs, NULL) : NULL;
+        Py_XDECREF(m);
+        if (out) { a->phase = 2; return out; }
+        a->phase = 3;
+        Py_CLEAR(a->sub);
+        return NULL;   /* (StopIteration with its value, or what it raised) */
+    }
+    if (set_thrown(args[0], nargs > 1 ? args[1] : Py_None, nargs > 2 ? args[2] : Py_None) < 0)
+        return NULL;
+    if (a->phase != 1) {   /* not started, or over: the exception as it is */
+        a->phase = 3;
+        drop_state(a);
+        return NULL;
+    }
+    a->phase = RUNNING;
+    r = interrupted(a, &out);
+    if (r == 1) return out;   /* (_take_over's first wait: state 2) */
+    a->phase = 3;
+    drop_state(a);
+    Py_CLEAR(a->sub);
+    if (r == 0) return stop_with(out);
+    return NULL;
+}
+
+/* close(): GeneratorExit where the call waits (its cleanup: _execute_py's handlers) */
+static PyObject *call_close(aio_call *a, PyObject *Py_UNUSED(ignored)) {
+    if (a->phase == RUNNING) {
+        PyErr_SetString(PyExc_ValueError, "coroutine already executing");
+        return NULL;
+    }
+    int phase = a->phase;
+    a->phase = 3;
+    if (phase == 2) {
+        PyObject *r = PyObject_CallMethodNoArgs(a->sub, NAME(a->st, N_close));
+        Py_CLEAR(a->sub);
+        return r;
+    }
+    if (phase == 1) {   /* as _execute_py's GeneratorExit: the stream closed */
+        Py_CLEAR(a->it);
+        PyObject *args[2] = {a->core, a->proto};
+        PyObject *r = PyObject_Vectorcall(ENV(a->st, E_abandon), args, 2, NULL);
+        if (!r) PyErr_WriteUnraisable((PyObject *)a);
+        Py_XDECREF(r);
+        PyErr_SetNone(PyExc_GeneratorExit);
+        fail_started(a, 0);
+        if (!PyErr_ExceptionMatches(PyExc_GeneratorExit)) return NULL;
+        PyErr_Clear();
+    }
+    drop_state(a);
+    Py_RETURN_NONE;
+}
+
+static void call_finalize(aio_call *a) {
+    if (a->phase != 1 && a->phase != 2) return;
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyObject *r = call_close(a, NULL);
+    if (!r) PyErr_WriteUnraisable((PyObject *)a);
+    Py_XDECREF(r);
+    PyErr_Restore(t, v, tb);
+}
+
+static PyObject *call_await(aio_call *a) { return Py_NewRef((PyObject *)a); }
+
+static int call_traverse(aio_call *a, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(a));
+    Py_VISIT(a->shell); Py_VISIT(a->query); Py_VISIT(a->args); Py_VISIT(a->infile);
+    Py_VISIT(a->attributes); Py_VISIT(a->cur); Py_VISIT(a->conn); Py_VISIT(a->worker);
+    Py_VISIT(a->core); Py_VISIT(a->proto); Py_VISIT(a->lock); Py_VISIT(a->sql);
+    Py_VISIT(a->it); Py_VISIT(a->sub);
+    return 0;
+}
+
+static int call_clear(aio_call *a) {
+    drop_state(a);
+    Py_CLEAR(a->shell); Py_CLEAR(a->query); Py_CLEAR(a->args); Py_CLEAR(a->infile);
+    Py_CLEAR(a->attributes); Py_CLEAR(a->sub);
+    return 0;
+}
+
+static void call_dealloc(aio_call *a) {
+    PyTypeObject *tp = Py_TYPE(a);
+    PyObject_GC_UnTrack(a);
+    if (PyObject_CallFinalizerFromDealloc((PyObject *)a) < 0) return;   /* resurrected */
+    call_clear(a);
+    tp->tp_free((PyObject *)a);
+    Py_DECREF(tp);
+}
+
+static PyObject *call_get_name(aio_call *a, void *Py_UNUSED(x)) {
+    return PyUnicode_FromString("execute");
+}
+
+static PyObject *call_get_qualname(aio_call *a, void *Py_UNUSED(x)) {
+    return PyUnicode_FromString("Cursor.execute");
+}
+
+static PyObject *call_get_running(aio_call *a, void *Py_UNUSED(x)) {
+    return PyBool_FromLong(a->phase == RUNNING);
+}
+
+static PyMethodDef call_methods[] = {
+    {"send", (PyCFunction)call_send, METH_O, "send(value): the next step (as a coroutine's)"},
+    {"throw", (PyCFunction)(void (*)(void))call_throw, METH_FASTCALL,
+     "throw(exc): the exception where the call waits (as a coroutine's)"},
+    {"close", (PyCFunction)call_close, METH_NOARGS, "close(): as a coroutine's"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef call_getset[] = {
+    {"__name__", (getter)call_get_name, NULL, NULL, NULL},
+    {"__qualname__", (getter)call_get_qualname, NULL, NULL, NULL},
+    {"cr_running", (getter)call_get_running, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot call_slots[] = {
+    {Py_tp_dealloc, call_dealloc},
+    {Py_tp_traverse, call_traverse},
+    {Py_tp_clear, call_clear},
+    {Py_tp_finalize, call_finalize},
+    {Py_tp_iternext, call_iternext},
+    {Py_am_await, call_await},
+#if PY_VERSION_HEX >= 0x030A0000
+    {Py_am_send, call_am_send},
+#endif
+    {Py_tp_methods, call_methods},
+    {Py_tp_getset, call_getset},
+    {Py_tp_doc, "The awaitable of a buffered asyncio cursor's execute() (mysqlc.aio): a "
+                "coroutine in asyncio's sense (src/aio_call.c)."},
+    {0, NULL},
+};
+
+static PyType_Spec call_spec = {
+    .name = "mysqlc._core.AioCall",
+    .basicsize = sizeof(aio_call),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC
+#if PY_VERSION_HEX < 0x030C0000
+             | Py_TPFLAGS_HAVE_FINALIZE
+#endif
+    ,
+    .slots = call_slots,
+};
+
+/* ---------------------------------------------------------------- the method
+ *
+ * _core.AioExecute(template): what the cursor class holds as `execute`: a method
+ * descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR: `cur.execute(...)` calls it with the cursor
+ * first, no bound method made) whose call makes the AioCall; it shows `template` (the
+ * Python function with its signature and docstring) as __wrapped__, __doc__, __name__,
+ * __qualname__ and __module__ so that inspect.signature() and the docs see that. */
+typedef struct {
+    PyObject_HEAD
+    mc_state *st;
+    PyObject *template;
+    vectorcallfunc vectorcall;
+} aio_method;
+
+static PyObject *new_call(mc_state *st, PyObject *shell, PyObject *query, PyObject *args,
+                          PyObject *infile, PyObject *attributes) {
+    if (!st->aio_env) {
+        PyErr_SetString(PyExc_RuntimeError, "aio_execute(): _aio_configure() was not called");
+        return NULL;
+    }
+    aio_call *a = PyObject_GC_New(aio_call, st->AioCallType);
+    if (!a) return NULL;
+    a->st = st;
+    a->phase = 0;
+    a->shell = Py_NewRef(shell);
+    a->query = Py_NewRef(query);
+    a->args = Py_NewRef(args);
+    a->infile = Py_NewRef(infile);
+    a->attributes = Py_NewRef(attributes);
+    a->cur = a->conn = a->worker = a->core = a->proto = a->lock = a->sql = NULL;
+    a->it = a->sub = NULL;
+    a->timed = 0;
+    PyObject_GC_Track(a);
+    return (PyObject *)a;
+}
+
+/* execute(self, query, args=None, *, infile=None, attributes=None) */
+static PyObject *method_vectorcall(aio_method *m, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    PyObject *a[5] = {NULL, NULL, Py_None, Py_None, Py_None};
+    static const char *const names[5] = {"self", "query", "args", "infile", "attributes"};
+    if (n > 3) {
+        PyErr_Format(PyExc_TypeError, "execute() takes from 2 to 3 positional arguments but "
+                     "%zd were given", n);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) a[i] = args[i];
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        int i = 1;
+        while (i < 5 && PyUnicode_CompareWithASCIIString(key, names[i]) != 0) i++;
+        if (i == 5) {
+            PyErr_Format(PyExc_TypeError, "execute() got an unexpected keyword argument %R",
+                         key);
+            return NULL;
+        }
+        if (i < n) {
+            PyErr_Format(PyExc_TypeError, "execute() got multiple values for argument %R",
+                         key);
+            return NULL;
+        }
+        a[i] = args[n + k];
+    }
+    if (!a[0] || !a[1]) {
+        PyErr_Format(PyExc_TypeError, "execute() missing required argument '%s'",
+                     a[0] ? "query" : "self");
+        return NULL;
+    }
+    return new_call(m->st, a[0], a[1], a[2], a[3], a[4]);
+}
+
+static PyObject *method_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
+    if (obj == NULL || obj == Py_None) return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *method_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+    PyObject *template;
+    if (!PyArg_ParseTuple(args, "O:AioExecute", &template)) return NULL;
+    aio_method *m = (aio_method *)tp->tp_alloc(tp, 0);
+    if (!m) return NULL;
+    m->st = PyType_GetModuleState(tp);
+    m->template = Py_NewRef(template);
+    m->vectorcall = (vectorcallfunc)method_vectorcall;
+    return (PyObject *)m;
+}
+
+static PyObject *method_template_attr(aio_method *m, void *name) {
+    return PyObject_GetAttrString(m->template, (const char *)name);
+}
+
+static PyObject *method_get_wrapped(aio_method *m, void *Py_UNUSED(x)) {
+    return Py_NewRef(m->template);
+}
+
+static int method_traverse(aio_method *m, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(m));
+    Py_VISIT(m->template);
+    return 0;
+}
+
+static int method_clear(aio_method *m) {
+    Py_CLEAR(m->template);
+    return 0;
+}
+
+static void method_dealloc(aio_method *m) {
+    PyTypeObject *tp = Py_TYPE(m);
+    PyObject_GC_UnTrack(m);
+    method_clear(m);
+    tp->tp_free((PyObject *)m);
+    Py_DECREF(tp);
+}
+
+static PyGetSetDef method_getset[] = {
+    {"__doc__", (getter)method_template_attr, NULL, NULL, "__doc__"},
+    {"__name__", (getter)method_template_attr, NULL, NULL, "__name__"},
+    {"__qualname__", (getter)method_template_attr, NULL, NULL, "__qualname__"},
+    {"__module__", (getter)method_template_attr, NULL, NULL, "__module__"},
+    {"__wrapped__", (getter)method_get_wrapped, NULL, NULL, NULL},
+    /* what inspect's "function-like" test reads: iscoroutinefunction() is then the
+       template's (an `async def`), as the method's was before it moved to C */
+    {"__code__", (getter)method_template_attr, NULL, NULL, "__code__"},
+    {"__defaults__", (getter)method_template_attr, NULL, NULL, "__defaults__"},
+    {"__kwdefaults__", (getter)method_template_attr, NULL, NULL, "__kwdefaults__"},
+    {"__annotations__", (getter)method_template_attr, NULL, NULL, "__annotations__"},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef method_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(aio_method, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot method_slots[] = {
+    {Py_tp_new, method_new},
+    {Py_tp_dealloc, method_dealloc},
+    {Py_tp_traverse, method_traverse},
+    {Py_tp_clear, method_clear},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_descr_get, method_descr_get},
+    {Py_tp_getset, method_getset},
+    {Py_tp_members, method_members},
+    {0, NULL},
+};
+
+static PyType_Spec method_spec = {
+    .name = "mysqlc._core.AioExecute",
+    .basicsize = sizeof(aio_method),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+             Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .slots = method_slots,
+};
+
+/* _core.aio_execute(shell, query, args, infile, attributes) -> AioCall */
+static PyObject *aio_execute(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "aio_execute(shell, query, args, infile, attributes)");
+        return NULL;
+    }
+    return new_call(mc_state_from_module(module), args[0], args[1], args[2], args[3], args[4]);
+}
+
+/* _core._aio_configure(env): the Python helpers of mysqlc/aio/_statement.py (E_*) */
+static PyObject *aio_configure(PyObject *module, PyObject *env) {
+    mc_state *st = mc_state_from_module(module);
+    if (!PyTuple_CheckExact(env) || PyTuple_GET_SIZE(env) != E_COUNT) {
+        PyErr_Format(PyExc_TypeError, "_aio_configure() takes a tuple of %d", (int)E_COUNT);
+        return NULL;
+    }
+    Py_XSETREF(st->aio_env, Py_NewRef(env));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef aio_call_functions[] = {
+    {"aio_execute", (PyCFunction)(void (*)(void))aio_execute, METH_FASTCALL,
+     "aio_execute(shell, query, args, infile, attributes) -> the awaitable of a buffered "
+     "asyncio cursor's execute() (mysqlc/aio/_statement.py)"},
+    {"_aio_configure", (PyCFunction)aio_configure, METH_O,
+     "_aio_configure(env): the Python helpers aio_execute() hands unusual cases to"},
+    {NULL, NULL, 0, NULL},
+};
+
+int mc_aio_call_add_type(PyObject *module) {
+    mc_state *st = mc_state_from_module(module);
+    st->aio_names = PyTuple_New(N_COUNT);
+    if (!st->aio_names) return -1;
+    for (int i = 0; i < N_COUNT; i++) {
+        PyObject *s = PyUnicode_InternFromString(aio_name_text[i]);
+        if (!s) return -1;
+        PyTuple_SET_ITEM(st->aio_names, i, s);
+    }
+    st->AioCallType = (PyTypeObject *)PyType_FromModuleAndSpec(module, &call_spec, NULL);
+    if (!st->AioCallType) return -1;
+    Py_INCREF(st->AioCallType);
+    if (PyModule_AddObject(module, "AioCall", (PyObject *)st->AioCallType) < 0) {
+        Py_DECREF(st->AioCallType);
+        return -1;
+    }
+    PyObject *mt = PyType_FromModuleAndSpec(module, &method_spec, NULL);
+    if (!mt) return -1;
+    if (PyModule_AddObject(module, "AioExecute", mt) < 0) {
+        Py_DECREF(mt);
+        return -1;
+    }
+    return PyModule_AddFunctions(module, aio_call_functions);
+}

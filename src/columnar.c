@@ -21,6 +21,7 @@
  */
 #include "conn_internal.h"
 #include <errno.h>
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
@@ -68,6 +69,7 @@ typedef struct {
     int binary;            /* binary-protocol rows */
     int full;              /* a variable-length column reached VAR_LIMIT */
     int needs_gil;         /* a K_CODEC column: decode with the GIL held */
+    int text_checked;      /* the rows' UTF-8 text was validated already (a Store's) */
     colbuf *cols;
     int err_col;           /* column of a bad value, or -1 */
     char err[200];
@@ -295,9 +297,17 @@ static int parse_integer(const unsigned char *s, size_t n, int *neg, uint64_t *o
     const unsigned char *p = s, *e = s + n;
     *neg = 0;
     if (p < e && (*p == '-' || *p == '+')) { *neg = *p == '-'; p++; }
-    if (p == e || e - p > 20) return -1;
+    size_t nd = (size_t)(e - p);
+    if (nd == 0 || nd > 20) return -1;
+    /* 19 digits cannot overflow (10^19 - 1 < 2^64): only a 20th is checked */
+    const unsigned char *e19 = nd > 19 ? p + 19 : e;
     uint64_t v = 0;
-    for (; p < e; p++) {
+    for (; p < e19; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (d > 9) return -1;
+        v = v * 10 + d;
+    }
+    if (p < e) {
         unsigned d = (unsigned)(*p - '0');
         if (d > 9 || v > (UINT64_MAX - d) / 10) return -1;
         v = v * 10 + d;
@@ -334,8 +344,61 @@ static int put_int(batch *b, colbuf *cb, int neg, uint64_t v) {
     return OK;
 }
 
+/* Clinger's fast path: text whose decimal significand M is below 2^53 and whose decimal
+   exponent q is within [-22, 22] is M * 10^q, or M / 10^-q, with both operands exact
+   doubles (10^22 = 2^22 * 5^22, 5^22 < 2^53), so the one IEEE multiplication or division
+   rounds the exact value once, as strtod does (in any rounding mode).  1 with *out set, or
+   0 for every other text (strtod then decides, including what it rejects).  Needs double
+   arithmetic in double precision (FLT_EVAL_METHOD 0: SSE2 on x86-64, every 64-bit ABI). */
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+#define MC_FAST_DOUBLE 1
+static const double exact_pow10[23] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+static int double_fast(const unsigned char *s, size_t n, double *out) {
+    const unsigned char *p = s, *e = s + n;
+    int neg = 0, digits = 0, any = 0, q = 0;
+    uint64_t m = 0;
+    if (p < e && (*p == '-' || *p == '+')) { neg = *p == '-'; p++; }
+    for (; p < e && (unsigned)(*p - '0') <= 9; p++) {
+        any = 1;
+        if (m == 0 && *p == '0') continue;          /* leading zeros */
+        if (++digits > 19) return 0;
+        m = m * 10 + (unsigned)(*p - '0');
+    }
+    if (p < e && *p == '.') {
+        for (p++; p < e && (unsigned)(*p - '0') <= 9; p++) {
+            any = 1;
+            q--;
+            if (m == 0 && *p == '0') continue;
+            if (++digits > 19) return 0;
+            m = m * 10 + (unsigned)(*p - '0');
+        }
+    }
+    if (!any) return 0;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        int eneg = 0, ev = 0, ed = 0;
+        p++;
+        if (p < e && (*p == '-' || *p == '+')) { eneg = *p == '-'; p++; }
+        for (; p < e && (unsigned)(*p - '0') <= 9; p++, ed++)
+            if (ev < 100000) ev = ev * 10 + (*p - '0');
+        if (!ed) return 0;
+        q += eneg ? -ev : ev;
+    }
+    if (p != e || m > ((uint64_t)1 << 53) || q < -22 || q > 22) return 0;
+    double d = (double)m;   /* exact: m <= 2^53 */
+    d = q < 0 ? d / exact_pow10[-q] : d * exact_pow10[q];
+    *out = neg ? -d : d;
+    return 1;
+}
+#endif
+
 /* Text -> double exactly as float(text) (strtod is correctly rounded in glibc). */
 static int text_to_double(const unsigned char *s, size_t n, double *out) {
+#ifdef MC_FAST_DOUBLE
+    if (double_fast(s, n, out)) return OK;
+#endif
     char stack[128];
     char *buf = n < sizeof(stack) ? stack : malloc(n + 1);
     if (!buf) return E_NOMEM;
@@ -355,42 +418,59 @@ static int put_f64(batch *b, colbuf *cb, double d) {
     return OK;
 }
 
+/* 10^0 .. 10^19 */
+static const uint64_t pow10_u64[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+    100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+
+/* w = w * m + a over `limbs` little-endian words; -1 when the result needs the sign bit
+   of the top word or more words */
+static inline int limbs_mul_add(uint64_t *w, int limbs, uint64_t m, uint64_t a) {
+    unsigned __int128 carry = a;
+    for (int k = 0; k < limbs; k++) {
+        unsigned __int128 t = (unsigned __int128)w[k] * m + carry;
+        w[k] = (uint64_t)t;
+        carry = t >> 64;
+    }
+    return (carry || (w[limbs - 1] >> 63)) ? -1 : 0;
+}
+
 /* DECIMAL text -> two's-complement integer of `limbs` 64-bit little-endian words scaled
-   by 10^scale.  -1 on a bad shape, more fraction digits than the scale, or overflow. */
+   by 10^scale.  -1 on a bad shape, more fraction digits than the scale, or overflow.
+   Digits are gathered 19 at a time in one word and folded into the limbs (the value only
+   grows digit by digit, so checking the range at each fold is checking it at each
+   digit). */
 static int parse_decimal(const unsigned char *s, size_t n, int scale, int limbs, uint64_t *w) {
     const unsigned char *p = s, *e = s + n;
-    int neg = 0, frac = -1, any = 0;
+    int neg = 0, frac = -1, any = 0, k = 0;
+    uint64_t acc = 0;
     memset(w, 0, (size_t)limbs * 8);
     if (p < e && (*p == '-' || *p == '+')) { neg = *p == '-'; p++; }
-    for (;; p++) {
-        unsigned d;
-        if (p < e && *p == '.' && frac < 0) { frac = 0; continue; }
-        if (p < e) {
-            d = (unsigned)(*p - '0');
-            if (d > 9) return -1;
-            any = 1;
-            if (frac >= 0 && ++frac > scale) return -1;
-        } else {
-            if (!any) return -1;
-            if (frac < 0) frac = 0;
-            if (frac >= scale) break;
-            frac++;
-            d = 0;   /* pad the fraction to the scale */
+    for (; p < e; p++) {
+        if (*p == '.' && frac < 0) { frac = 0; continue; }
+        unsigned d = (unsigned)(*p - '0');
+        if (d > 9) return -1;
+        any = 1;
+        if (frac >= 0 && ++frac > scale) return -1;
+        acc = acc * 10 + d;
+        if (++k == 19) {
+            if (limbs_mul_add(w, limbs, pow10_u64[19], acc) < 0) return -1;
+            acc = 0;
+            k = 0;
         }
-        /* w = w * 10 + d */
-        unsigned __int128 carry = d;
-        for (int k = 0; k < limbs; k++) {
-            unsigned __int128 t = (unsigned __int128)w[k] * 10 + carry;
-            w[k] = (uint64_t)t;
-            carry = t >> 64;
-        }
-        if (carry || (w[limbs - 1] >> 63)) return -1;   /* keep the sign bit free */
     }
+    if (!any) return -1;
+    if (frac < 0) frac = 0;
+    if (k && limbs_mul_add(w, limbs, pow10_u64[k], acc) < 0) return -1;
+    for (int pad = scale - frac; pad > 0; pad -= 19)   /* pad the fraction to the scale */
+        if (limbs_mul_add(w, limbs, pow10_u64[pad > 19 ? 19 : pad], 0) < 0) return -1;
     if (neg) {   /* two's complement */
         unsigned __int128 c = 1;
-        for (int k = 0; k < limbs; k++) {
-            unsigned __int128 t = (unsigned __int128)(uint64_t)~w[k] + c;
-            w[k] = (uint64_t)t;
+        for (int j = 0; j < limbs; j++) {
+            unsigned __int128 t = (unsigned __int128)(uint64_t)~w[j] + c;
+            w[j] = (uint64_t)t;
             c = t >> 64;
         }
     }
@@ -463,7 +543,7 @@ static int put_text(batch *b, colbuf *cb, const unsigned char *s, size_t n) {
         return put_i64(b, cb, neg ? -v : v);
     }
     case K_UTF8:
-        if (!utf8_valid(s, n)) return bad_value(b, cb, "invalid UTF-8");
+        if (!b->text_checked && !utf8_valid(s, n)) return bad_value(b, cb, "invalid UTF-8");
         return put_bytes(b, cb, s, n);
     case K_DEC_STR: case K_BINARY:
         return put_bytes(b, cb, s, n);
@@ -1209,6 +1289,7 @@ PyObject *mc_store_fetch_arrow(mc_store *s, PyObject *args, PyObject *kwds) {
     batch b;
     mc_store_read_as_columns(s);
     if (batch_init(&b, &s->ctx, decimal_as) < 0) return NULL;
+    b.text_checked = s->checked;
     if (limit > 0) {   /* the row count is known: allocate the fixed-width columns once */
         int rc = batch_grow(&b, limit < 1024 ? limit : -1);
         if (rc < 0) { PyErr_NoMemory(); goto done; }

@@ -580,6 +580,9 @@ typedef struct {
     uint64_t shape;        /* hash of the column definitions (see mc_conn.read_shape) */
     int noted;             /* how it was read, noted in the owner: 0 not yet, 1 columns, 2 rows */
     int ahead;             /* decode rows ahead (mc_store_begin) */
+    int checked;           /* complete, and every row's text was found valid as it was
+                              stored (row_ok) or decoded ahead: the columnar decode of
+                              UTF-8 columns need not check it again */
 } mc_store;
 
 PyObject *mc_conn_store(mc_conn *c, PyObject *args, PyObject *kwds);

@@ -491,6 +491,7 @@ int mc_store_pull(mc_store *s, mc_conn *c) {
     }
     if (ahead && s->npre < s->nrows && decode_ahead(s, c, keys, 0) < 0) return -1;
     store_shrink(s);
+    s->checked = 1;
     return 1;
 }
 

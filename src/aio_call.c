@@ -1,37 +1,32 @@
-/* mysqlc.aio's execute() in C: _core.AioCall, the awaitable a buffered asyncio cursor's
- * execute() returns (mysqlc/aio/_statement.py execute).
+/* mysqlc.aio's execute() without a Python coroutine: _core.AioCall, the awaitable a
+ * buffered asyncio cursor's execute() returns, and _core.AioExecute, the method
+ * descriptor the cursor class holds (mysqlc/aio/_statement.py, cursors.py).
  *
- * An awaited statement on the event loop's hot path -- a buffered tuple cursor, the
- * connection idle, its stream open, the statement's SQL bytes known without a round
- * trip -- costs the sync path's C work plus one wake-up of the stream's future; what it
- * cost above that was the Python around it: a coroutine, four frames and some 300
- * bytecodes of checks, formatting and the cursor's bookkeeping.  Those steps run here, in
- * the order and with the effects of _statement.py's Python path (`_execute_py`), which
- * stays the reference: every case this file does not take -- anything but the common
- * one -- goes to it before this file changed anything, and every case that turns
- * unusual while the response is read (a read timeout set, the stream ended or failed,
- * the task cancelled) is handed to `_take_over`, which goes on exactly where this file
- * stopped.
+ * An awaited statement on the event loop's hot path cost, above the sync path's C work
+ * and one wake-up of the stream's future, a Python coroutine and its frames.  Here the
+ * await is C: the call runs _statement._begin (one Python frame: the checks, the SQL
+ * bytes, the lock, the send and a first take_result), then awaits the stream's future
+ * and calls the engine's take_result() after each wake-up, and hands the result to
+ * _statement._finish.  The checks stay in Python, where an attribute read of the
+ * cursor's or the connection's state is a specialized bytecode (read from C, each is a
+ * type and a dict lookup: measured slower).  _statement._execute_py stays the
+ * reference: every case _begin does not take goes to it before anything was changed,
+ * and every case that turns unusual while the response is read (a read timeout set,
+ * the stream ended or failed, the task cancelled) goes to _statement._take_over, which
+ * reads on exactly where this file stopped.
  *
  * The object is a coroutine in asyncio's sense (send, throw, close, __await__:
  * collections.abc.Coroutine; asyncio.create_task() takes it): nothing happens before
  * its first send(None), as with an `async def`.  States:
  *
- *   0  not started       send(None) runs the checks; the statement is sent, its result
- *                        taken or the future of the stream awaited (1); or a Python
- *                        coroutine takes the call over (2)
+ *   0  not started       send(None) runs _begin; the result is taken, or the stream's
+ *                        future awaited (1); or a Python coroutine takes the call (2)
  *   1  awaiting `it`     the stream's future (its __await__ iterator); resumed, the
- *                        engine takes what arrived (take_result), again until complete
+ *                        engine takes what arrived (take_result), again until complete;
+ *                        a CancelledError thrown in goes to _take_over (KILL QUERY and
+ *                        the drain); close() closes the stream (_abandon)
  *   2  delegating        send/throw/close go to `sub`, a Python coroutine
- *   3  over
- *
- * The SQL bytes come from two caches the Python path fills (_statement._query_now):
- * `_PLAIN_SQL` (a parameterless str statement's bytes per codec) and `_PARAM_SQL` (a
- * parameterized str statement's template bytes per codec, kept only for texts that
- * cannot change the session's escaping mode: no `;`, _note_statement has nothing to
- * note).  Parameters are formatted by the connection's format_statement (encode.c) for
- * the escaping mode the connection knows for certain (`_escape_mode`, whose common case
- * is mirrored below: a change of the tracked session state sends it to Python).
+ *   3  over              (4 while a step runs)
  */
 #include "conn_internal.h"
 #include <structmember.h>

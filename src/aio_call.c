@@ -203,6 +203,43 @@ static int take_over(aio_call *a, PyObject *status, PyObject *exc, PyObject **ou
 
 /* ---------------------------------------------------------------- the steps */
 
+/* _abandon(core, proto): the response will not be read by this call (its coroutine was
+   closed, or an exception other than CancelledError was thrown into its wait): the
+   stream is closed rather than the session left out of sync.  The exception set now
+   stays set (an error of _abandon's own is reported as unraisable). */
+static void abandon(aio_call *a) {
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyObject *args[2] = {a->core, a->proto};
+    PyObject *r = PyObject_Vectorcall(ENV(a->st, E_abandon), args, 2, NULL);
+    if (!r) PyErr_WriteUnraisable((PyObject *)a);
+    Py_XDECREF(r);
+    PyErr_Restore(t, v, tb);
+}
+
+/* PEP 479: a StopIteration leaving the coroutine becomes RuntimeError (its cause), as
+   a native coroutine's does -- else a Task would take it for a return */
+static void no_stop_iteration(void) {
+    if (!PyErr_ExceptionMatches(PyExc_StopIteration)) return;
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    if (tb && v) PyException_SetTraceback(v, tb);
+    Py_XDECREF(t);
+    Py_XDECREF(tb);
+    PyErr_SetString(PyExc_RuntimeError, "coroutine raised StopIteration");
+    PyObject *t2, *v2, *tb2;
+    PyErr_Fetch(&t2, &v2, &tb2);
+    PyErr_NormalizeException(&t2, &v2, &tb2);
+    if (v2 && v) {
+        PyException_SetCause(v2, Py_NewRef(v));
+        PyException_SetContext(v2, v);
+    } else {
+        Py_XDECREF(v);
+    }
+    PyErr_Restore(t2, v2, tb2);
+}
+
 /* An exception the awaited future raised, or one thrown into the call while it awaited:
    a CancelledError goes to _take_over (KILL QUERY, the response read to its end, as
    _execute_py's handler), anything else ends the call as in _execute_py.  -1, or what
@@ -211,6 +248,7 @@ static int interrupted(aio_call *a, PyObject **out) {
     mc_state *st = a->st;
     Py_CLEAR(a->it);
     if (!PyErr_ExceptionMatches(ENV(st, E_cancelled))) {
+        abandon(a);
         fail_started(a, 1);
         return -1;
     }
@@ -372,6 +410,8 @@ static int step(aio_call *a, PyObject *arg, PyObject **out) {
         PyErr_SetString(PyExc_RuntimeError, "cannot reuse already awaited coroutine");
         return -1;
     }
+    if (r < 0 && a->sub == NULL)   /* (a Python coroutine's own error is its own) */
+        no_stop_iteration();
     if (r != 1) {   /* over: returned or raised */
         a->phase = 3;
         drop_state(a);
@@ -461,6 +501,7 @@ static PyObject *call_throw(aio_call *a, PyObject *const *args, Py_ssize_t nargs
     if (set_thrown(args[0], nargs > 1 ? args[1] : Py_None, nargs > 2 ? args[2] : Py_None) < 0)
         return NULL;
     if (a->phase != 1) {   /* not started, or over: the exception as it is */
+        if (a->phase == 0) no_stop_iteration();
         a->phase = 3;
         drop_state(a);
         return NULL;
@@ -468,6 +509,7 @@ static PyObject *call_throw(aio_call *a, PyObject *const *args, Py_ssize_t nargs
     a->phase = RUNNING;
     r = interrupted(a, &out);
     if (r == 1) return out;   /* (_take_over's first wait: state 2) */
+    if (r < 0 && a->sub == NULL) no_stop_iteration();
     a->phase = 3;
     drop_state(a);
     Py_CLEAR(a->sub);
@@ -490,10 +532,7 @@ static PyObject *call_close(aio_call *a, PyObject *Py_UNUSED(ignored)) {
     }
     if (phase == 1) {   /* as _execute_py's GeneratorExit: the stream closed */
         Py_CLEAR(a->it);
-        PyObject *args[2] = {a->core, a->proto};
-        PyObject *r = PyObject_Vectorcall(ENV(a->st, E_abandon), args, 2, NULL);
-        if (!r) PyErr_WriteUnraisable((PyObject *)a);
-        Py_XDECREF(r);
+        abandon(a);
         PyErr_SetNone(PyExc_GeneratorExit);
         fail_started(a, 0);
         if (!PyErr_ExceptionMatches(PyExc_GeneratorExit)) return NULL;
@@ -504,6 +543,15 @@ static PyObject *call_close(aio_call *a, PyObject *Py_UNUSED(ignored)) {
 }
 
 static void call_finalize(aio_call *a) {
+    if (a->phase == 0) {   /* as a native coroutine never awaited */
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        if (PyErr_WarnEx(PyExc_RuntimeWarning,
+                         "coroutine 'Cursor.execute' was never awaited", 1) < 0)
+            PyErr_WriteUnraisable((PyObject *)a);
+        PyErr_Restore(t, v, tb);
+        return;
+    }
     if (a->phase != 1 && a->phase != 2) return;
     PyObject *t, *v, *tb;
     PyErr_Fetch(&t, &v, &tb);

@@ -11,6 +11,7 @@ a stream that ends mid-statement, and the core methods' misuse.
 """
 
 import asyncio
+import gc
 import time
 from decimal import Decimal
 
@@ -622,7 +623,9 @@ def test_aio_execute_is_a_coroutine(run, conn_kwargs):
             c.close()                                   # never started: nothing sent
             del c
             never = cur.execute("DO SLEEP(5)")          # dropped without an await
-            del never
+            with pytest.warns(RuntimeWarning, match="never awaited"):
+                del never
+                gc.collect()
             t0 = time.monotonic()
             assert await cur.execute("SELECT %s", (7,)) == 1
             assert await cur.fetchall() == ((7,),)
@@ -648,23 +651,47 @@ def test_aio_execute_is_a_coroutine(run, conn_kwargs):
     run(body)
 
 
-def test_aio_execute_closed_while_waiting_does_not_desync(run, conn_kwargs):
+def _interrupt_close(coro):
+    coro.close()
+
+
+def _interrupt_throw(exc):
+    def interrupt(coro):
+        with pytest.raises(RuntimeError if exc is StopIteration else exc):
+            coro.throw(exc())
+    return interrupt
+
+
+@pytest.mark.parametrize("interrupt", [_interrupt_close, _interrupt_throw(ValueError),
+                                       _interrupt_throw(GeneratorExit),
+                                       _interrupt_throw(KeyboardInterrupt),
+                                       _interrupt_throw(StopIteration)],
+                         ids=["close", "ValueError", "GeneratorExit", "KeyboardInterrupt",
+                              "StopIteration"])
+def test_aio_execute_interrupted_while_waiting_does_not_desync(run, conn_kwargs, interrupt):
     """A statement's coroutine closed while it awaits the response (GeneratorExit: a
-    dropped task's coroutine, never to be resumed) leaves no connection out of sync: the
-    stream is closed and the next command says the connection is gone (2006), on the C
-    path and on the Python one, and the lock is free."""
+    dropped task's coroutine, never to be resumed), or given any exception but
+    CancelledError there (which KILLs the statement and drains), leaves no connection
+    out of sync: the stream is closed and the next command says the connection is gone
+    (2006), on the C path (a kept text with parameters) and on the Python one, and the
+    lock is free.  A StopIteration thrown in comes out as RuntimeError (PEP 479), not as
+    the coroutine's return."""
     from mysqlc.aio import _statement
 
+    q = "SELECT SLEEP(%s), 5"
+
     async def body():
-        for start in (lambda cur: cur.execute("SELECT SLEEP(0.3), 5"),
-                      lambda cur: _statement._execute_py(cur, "SELECT SLEEP(0.3), 5")):
+        for start in (lambda cur: cur.execute(q, (0.3,)),
+                      lambda cur: _statement._execute_py(cur, q, (0.3,))):
             conn = await mysqlc.aio.connect(**conn_kwargs)
             try:
                 cur = conn.cursor()
                 await cur.execute("SELECT 1")
+                await cur.execute(q, (0,))   # the text kept: the C path's from here on
+                await cur.execute(q, (0,))
                 coro = start(cur)
                 coro.send(None)        # sent; the response awaited
-                coro.close()
+                interrupt(coro)
                 lock = conn.sync._lock
                 assert lock.acquire(False)
                 lock.release()

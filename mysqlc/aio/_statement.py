@@ -172,7 +172,10 @@ async def _execute_py(shell: Any, query: Any, args: Any = None, infile: Any = No
                     except asyncio.CancelledError:
                         await _stop(worker, conn, core, proto, loop)
                         raise
-                    except GeneratorExit:   # closed, never to be resumed
+                    except BaseException:
+                        # anything else thrown in here (GeneratorExit: closed, never to
+                        # be resumed; an exception thrown by hand): the response will not
+                        # be read, so the stream goes rather than the session's sync
                         _abandon(core, proto)
                         raise
                     if status != _DONE:
@@ -423,7 +426,7 @@ async def _wait_result(worker: Any, conn: Any, core: Any, proto: Any,
         except asyncio.CancelledError:
             await _stop(worker, conn, core, proto, loop)
             raise
-        except GeneratorExit:   # closed, never to be resumed
+        except BaseException:   # (as in _execute_py: the response will not be read)
             _abandon(core, proto)
             raise
         finally:
@@ -442,8 +445,9 @@ def _timed_out(fut: "asyncio.Future[int]") -> None:
 
 
 def _abandon(core: Any, proto: Any) -> None:
-    """The statement's response will not be read (a cancellation past its budget, or its
-    coroutine closed while it awaited): the stream is closed and, the engine noticing the
+    """The statement's response will not be read (a cancellation past its budget, its
+    coroutine closed while it awaited, or another exception thrown into it there): the
+    stream is closed and, the engine noticing the
     end at once (the stream reports it without waiting), the response forgotten, so the
     next command raises "lost connection", not "out of sync"."""
     proto.close()

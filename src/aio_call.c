@@ -32,16 +32,15 @@
 #include <structmember.h>
 
 /* the Python names this file uses (interned once, st->aio_names) */
-enum { N_busy, N_release, N_clear, N_executed, N_note_error, N_throw, N_close, N_COUNT };
-static const char *const aio_name_text[N_COUNT] = {
-    "busy", "release", "_clear", "_executed", "_note_error", "throw", "close",
-};
+enum { N_throw, N_close, N_COUNT };
+static const char *const aio_name_text[N_COUNT] = {"throw", "close"};
 
 /* what _statement.py gives (_core._aio_configure), st->aio_env */
 enum {
     E_execute_py,    /* _execute_py(shell, query, args, infile, attributes): the coroutine */
     E_begin,         /* _begin(shell, query, args): None, a coroutine, or the sent state */
     E_finish,        /* _finish(cur, worker, lock, result) -> rowcount */
+    E_failed,        /* _failed(cur, conn, worker, lock, sql, exc): its handlers */
     E_take_over,     /* _take_over(cur, conn, worker, core, proto, sql, status, exc) */
     E_abandon,       /* _abandon(core, proto): the response will not be read */
     E_cancelled,     /* asyncio.CancelledError */
@@ -64,13 +63,6 @@ typedef struct {
 } aio_call;
 
 /* ---------------------------------------------------------------- small helpers */
-
-static int call_method0(PyObject *obj, PyObject *name) {
-    PyObject *r = PyObject_CallMethodNoArgs(obj, name);
-    if (!r) return -1;
-    Py_DECREF(r);
-    return 0;
-}
 
 /* `it` sent `arg`: 1 with *out the value it yielded, 0 with *out its return value, -1
    with an exception (PyIter_Send, for every supported Python) */
@@ -117,44 +109,31 @@ static void drop_state(aio_call *a) {
 
 /* ---------------------------------------------------------------- the call's end */
 
-/* worker.busy = False; lock.release() (_execute_py's finally).  0 or -1. */
-static int unlock(aio_call *a) {
-    mc_state *st = a->st;
-    int rc = PyObject_SetAttr(a->worker, NAME(st, N_busy), Py_False);
-    if (call_method0(a->lock, NAME(st, N_release)) < 0) rc = -1;
-    return rc;
-}
-
-/* An exception while the statement was under way (the one set now): as _execute_py's
-   handlers -- cur._clear(), cur._executed = sql; conn._note_error(exc) for an Error;
-   then unlock.  The exception stays set (a handler's own error replaces it, as in
-   Python).  `note`: call _note_error. */
-static void fail_started(aio_call *a, int note) {
-    mc_state *st = a->st;
+/* The exception set now, normalized with its traceback attached: a new reference (NULL
+   when none is set); none is set afterwards. */
+static PyObject *take_exception(void) {
     PyObject *t, *v, *tb;
     PyErr_Fetch(&t, &v, &tb);
     PyErr_NormalizeException(&t, &v, &tb);
     if (tb && v) PyException_SetTraceback(v, tb);
-    int ok = call_method0(a->cur, NAME(st, N_clear)) == 0 &&
-             PyObject_SetAttr(a->cur, NAME(st, N_executed), a->sql) == 0;
-    if (ok && note && v && PyObject_IsInstance(v, st->Error) == 1) {
-        PyObject *r = PyObject_CallMethodOneArg(a->conn, NAME(st, N_note_error), v);
-        ok = r != NULL;
-        Py_XDECREF(r);
-    }
-    if (!ok) {   /* the handler's error replaces the call's, as a raise in except would */
-        Py_XDECREF(t); Py_XDECREF(v); Py_XDECREF(tb);
-        PyErr_Fetch(&t, &v, &tb);
-    }
-    PyObject *t2, *v2, *tb2;
-    PyErr_Fetch(&t2, &v2, &tb2);   /* (none, or what a handler raised above) */
-    int rc = unlock(a);
-    if (rc < 0) {   /* finally's own error wins */
-        Py_XDECREF(t); Py_XDECREF(v); Py_XDECREF(tb);
-        Py_XDECREF(t2); Py_XDECREF(v2); Py_XDECREF(tb2);
-    } else {
-        if (t2) { Py_XDECREF(t); Py_XDECREF(v); Py_XDECREF(tb); t = t2; v = v2; tb = tb2; }
-        PyErr_Restore(t, v, tb);
+    Py_XDECREF(t);
+    Py_XDECREF(tb);
+    return v;
+}
+
+/* An exception while the statement was under way (the one set now): _failed(cur, conn,
+   worker, lock, sql, exc), _execute_py's handlers, then the exception raised again (or
+   what _failed raised instead, as a raise inside a handler would).  The call is over. */
+static void fail_started(aio_call *a) {
+    PyObject *exc = take_exception();
+    if (exc) {
+        PyObject *args[6] = {a->cur, a->conn, a->worker, a->lock, a->sql, exc};
+        PyObject *r = PyObject_Vectorcall(ENV(a->st, E_failed), args, 6, NULL);
+        if (r) {
+            Py_DECREF(r);
+            PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        }
+        Py_DECREF(exc);
     }
     drop_state(a);
     a->phase = 3;
@@ -221,23 +200,18 @@ static void abandon(aio_call *a) {
    a native coroutine's does -- else a Task would take it for a return */
 static void no_stop_iteration(void) {
     if (!PyErr_ExceptionMatches(PyExc_StopIteration)) return;
-    PyObject *t, *v, *tb;
-    PyErr_Fetch(&t, &v, &tb);
-    PyErr_NormalizeException(&t, &v, &tb);
-    if (tb && v) PyException_SetTraceback(v, tb);
-    Py_XDECREF(t);
-    Py_XDECREF(tb);
+    PyObject *v = take_exception();
     PyErr_SetString(PyExc_RuntimeError, "coroutine raised StopIteration");
-    PyObject *t2, *v2, *tb2;
-    PyErr_Fetch(&t2, &v2, &tb2);
-    PyErr_NormalizeException(&t2, &v2, &tb2);
-    if (v2 && v) {
-        PyException_SetCause(v2, Py_NewRef(v));
-        PyException_SetContext(v2, v);
-    } else {
-        Py_XDECREF(v);
+    PyObject *e = take_exception();
+    if (e && v) {
+        PyException_SetCause(e, Py_NewRef(v));
+        PyException_SetContext(e, Py_NewRef(v));
     }
-    PyErr_Restore(t2, v2, tb2);
+    Py_XDECREF(v);
+    if (e) {
+        PyErr_SetObject((PyObject *)Py_TYPE(e), e);
+        Py_DECREF(e);
+    }
 }
 
 /* An exception the awaited future raised, or one thrown into the call while it awaited:
@@ -249,16 +223,11 @@ static int interrupted(aio_call *a, PyObject **out) {
     Py_CLEAR(a->it);
     if (!PyErr_ExceptionMatches(ENV(st, E_cancelled))) {
         abandon(a);
-        fail_started(a, 1);
+        fail_started(a);
         return -1;
     }
-    PyObject *t, *v, *tb;
-    PyErr_Fetch(&t, &v, &tb);
-    PyErr_NormalizeException(&t, &v, &tb);
-    if (tb && v) PyException_SetTraceback(v, tb);
-    Py_XDECREF(t);
-    Py_XDECREF(tb);
-    if (!v) { Py_INCREF(Py_None); v = Py_None; }
+    PyObject *v = take_exception();
+    if (!v) v = Py_NewRef(Py_None);
     int r = take_over(a, Py_None, v, out);
     Py_DECREF(v);
     return r;
@@ -270,14 +239,14 @@ static int interrupted(aio_call *a, PyObject **out) {
 static int await_stream(aio_call *a, PyObject **out) {
     if (a->timed) return take_over(a, Py_None, Py_None, out);
     PyObject *fut = mc_aio_stream_wait(a->proto);
-    if (!fut) { fail_started(a, 1); return -1; }
+    if (!fut) { fail_started(a); return -1; }
     unaryfunc aw = Py_TYPE(fut)->tp_as_async ? Py_TYPE(fut)->tp_as_async->am_await : NULL;
     PyObject *it = aw ? aw(fut) : NULL;
     Py_DECREF(fut);
     if (!it) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "the stream's future is not awaitable");
-        fail_started(a, 1);
+        fail_started(a);
         return -1;
     }
     a->it = it;
@@ -305,7 +274,7 @@ static int wait_more(aio_call *a, PyObject **out) {
         }
         Py_DECREF(status);
         PyObject *r = mc_conn_take_result(c, NULL, 0, NULL);
-        if (!r) { fail_started(a, 1); return -1; }
+        if (!r) { fail_started(a); return -1; }
         if (r != Py_None) {
             *out = finish(a, r);
             return *out ? 0 : -1;
@@ -317,7 +286,7 @@ static int wait_more(aio_call *a, PyObject **out) {
 /* take_result() after a wake-up whose status was 0 */
 static int take(aio_call *a, PyObject **out) {
     PyObject *r = mc_conn_take_result((mc_conn *)a->core, NULL, 0, NULL);
-    if (!r) { fail_started(a, 1); return -1; }
+    if (!r) { fail_started(a); return -1; }
     if (r != Py_None) {
         *out = finish(a, r);
         return *out ? 0 : -1;
@@ -351,7 +320,7 @@ static int start(aio_call *a, PyObject **out) {
             !PyObject_TypeCheck(a->proto, st->AioStreamType)) {
         Py_DECREF(r);
         PyErr_SetString(PyExc_TypeError, "_begin(): not a core and its stream");
-        fail_started(a, 1);
+        fail_started(a);
         return -1;
     }
     if (r != Py_None) {
@@ -534,7 +503,7 @@ static PyObject *call_close(aio_call *a, PyObject *Py_UNUSED(ignored)) {
         Py_CLEAR(a->it);
         abandon(a);
         PyErr_SetNone(PyExc_GeneratorExit);
-        fail_started(a, 0);
+        fail_started(a);
         if (!PyErr_ExceptionMatches(PyExc_GeneratorExit)) return NULL;
         PyErr_Clear();
     }

@@ -253,27 +253,19 @@ def _begin(shell: Any, query: Any, args: Any) -> Any:
         raise _busy()
     worker.busy = True
     try:
-        try:
-            # cur._start_one_call(conn, sql), inline
-            conn._owner = _weakref(cur)
-            if (cur._executed_from is not None or cur.messages
-                    or cur._pipe_error is not None or cur._pipe_sets is not None):
-                cur._clear()
-            cur._executed = sql
-            if not core.send_query_nowait(sql):
-                sent = False
-            else:
-                sent = True
-                r = core.take_result()
-        except BaseException:
+        # cur._start_one_call(conn, sql), inline
+        conn._owner = _weakref(cur)
+        if (cur._executed_from is not None or cur.messages
+                or cur._pipe_error is not None or cur._pipe_sets is not None):
             cur._clear()
-            cur._executed = sql
-            raise
+        cur._executed = sql
+        if not core.send_query_nowait(sql):
+            sent = False
+        else:
+            sent = True
+            r = core.take_result()
     except BaseException as exc:
-        if isinstance(exc, Error):
-            conn._note_error(exc)
-        worker.busy = False
-        lock.release()
+        _failed(cur, conn, worker, lock, sql, exc)
         raise
     if not sent:
         # it needs a wait before it can be sent: the sync cursor sends it from the
@@ -282,6 +274,22 @@ def _begin(shell: Any, query: Any, args: Any) -> Any:
         lock.release()
         return worker.run(cur._query, conn, sql, None)
     return cur, conn, worker, core, proto, lock, sql, r, conn._timeouts[1]
+
+
+def _failed(cur: Any, conn: Any, worker: Any, lock: Any, sql: bytes,
+            exc: BaseException) -> None:
+    """The statement sent by :func:`_begin` ended with `exc` (the caller raises it): as
+    :func:`_execute_py`'s handlers, the cursor's result cleared with `sql` as
+    ``_executed``, an :class:`Error` noted as the connection's last, the lock released.
+    (src/aio_call.c calls it too.)"""
+    try:
+        cur._clear()
+        cur._executed = sql
+        if isinstance(exc, Error):
+            conn._note_error(exc)
+    finally:
+        worker.busy = False
+        lock.release()
 
 
 def _finish(cur: Any, worker: Any, lock: Any, r: Any) -> Any:
@@ -307,28 +315,17 @@ async def _take_over(cur: Any, conn: Any, worker: Any, core: Any, proto: Any, sq
     loop = _get_running_loop()
     lock = conn._lock
     try:
-        try:
-            if exc is not None:
-                await _stop(worker, conn, core, proto, loop)
-                raise exc
-            if status is None:
-                r = await _wait_result(worker, conn, core, proto, loop, conn._timeouts[1])
-            else:
-                r = await _hand_over(worker, core, proto, status)
-        except BaseException:
-            cur._clear()
-            cur._executed = sql
-            raise
-        (cur._rows, cur.description, cur.description_flags, cur.rowcount,
-         cur.lastrowid, cur.warning_count) = r
-        cur.rownumber = 0
-        return cur.rowcount
-    except Error as e:
-        conn._note_error(e)
+        if exc is not None:
+            await _stop(worker, conn, core, proto, loop)
+            raise exc
+        if status is None:
+            r = await _wait_result(worker, conn, core, proto, loop, conn._timeouts[1])
+        else:
+            r = await _hand_over(worker, core, proto, status)
+    except BaseException as e:
+        _failed(cur, conn, worker, lock, sql, e)
         raise
-    finally:
-        worker.busy = False
-        lock.release()
+    return _finish(cur, worker, lock, r)
 
 
 async def internal(shell: Any, name: str, sql: Optional[bytes]) -> Any:
@@ -531,5 +528,5 @@ async def stop_statement(worker: Any, engine: Any, core: Any, proto: Any, deadli
 
 
 _aio_execute = _core.aio_execute
-_core._aio_configure((_execute_py, _begin, _finish, _take_over, _abandon,
+_core._aio_configure((_execute_py, _begin, _finish, _failed, _take_over, _abandon,
                       asyncio.CancelledError))

@@ -744,3 +744,38 @@ def test_aio_execute_kept_templates_follow_mode_and_charset(run, conn_kwargs):
         finally:
             await conn.ensure_closed()
     run(body)
+
+
+def test_aio_parameters_while_the_mode_is_uncertain(run, conn_kwargs):
+    """After a statement that leaves the escaping mode uncertain (a CALL:
+    ``Connection._note_statement``), a statement whose values read the same in both
+    modes is written in the awaiting task (no greenlet switch, as the sync ``_format``
+    writes it then: no round trip); one with a backslash goes to the greenlet, whose
+    ``_format`` confirms the mode first -- never as a hex literal, which some statements
+    (CREATE USER ... IDENTIFIED BY) refuse.  The values read back as sent."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor()
+            await cur.execute("DROP PROCEDURE IF EXISTS sp_doubt")
+            await cur.execute("CREATE PROCEDURE sp_doubt() BEGIN SELECT 1; END")
+            await cur.execute("CALL sp_doubt()")
+            while await cur.nextset():
+                pass
+            assert conn.sync._escape_mode() is None     # uncertain now
+            with _Switches(conn) as sw:
+                for v in ("plain", "it's", "\u00e9"):
+                    await cur.execute("SELECT %s, %s", (v, 1))
+                    assert await cur.fetchall() == ((v, 1),)
+            assert sw.count == 0
+            assert conn.sync._escape_mode() is None     # still: nothing asked
+            with _Switches(conn) as sw:
+                await cur.execute("SELECT %s", ("back\\slash",))
+                assert await cur.fetchall() == (("back\\slash",),)
+            assert sw.count > 0                          # confirmed in the greenlet
+            assert b"X'" not in cur._executed
+            assert conn.sync._escape_mode() is not None
+            await cur.execute("DROP PROCEDURE sp_doubt")
+        finally:
+            await conn.ensure_closed()
+    run(body)

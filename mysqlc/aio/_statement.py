@@ -29,10 +29,12 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from functools import partial
 from typing import Any, Awaitable, Callable, Optional
 
 from .. import _core, connections
 from .._state import _MODE_NOTE_CACHE, _NO_ERROR, _SEMICOLON, _busy
+from ..cursors import _build_with, _format_options, _format_query, _normalize_args
 from ..errors import Error, InterfaceError, OperationalError
 from ._runner import CANCEL_BUDGET
 from ._transport import _DONE, _TIMEOUT
@@ -74,13 +76,15 @@ def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
             _PLAIN_SQL[query] = (codec, sql)
         return sql
     if args is not None:
-        mode = conn._escape_mode()
-        if mode is None:
-            return None
         if isinstance(query, str):
             if ";" in query:
                 return None
         elif not isinstance(query, bytes) or _SEMICOLON in query:
+            return None
+        mode = conn._escape_mode()
+        if mode is None and not (cur._plain_text and _reads_the_same(conn, query, args)):
+            # a value needs the mode, which only a round trip confirms now (after a CALL
+            # or a compound statement...): the greenlet's _format asks it first
             return None
         if core.session_track_seq == conn._track_seq:
             # _format reads the mode after its _session_charset(), which syncs nothing
@@ -90,7 +94,8 @@ def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
                 sql = cur._format(conn, query, args)
             finally:
                 conn._mode_hint = None
-            if type(query) is str and cur._plain_text and type(args) is tuple:
+            if (mode is not None and type(query) is str and cur._plain_text
+                    and type(args) is tuple):
                 # the template's bytes for src/aio_call.c, which formats the next call of
                 # this text itself: only for a text _format writes as this call did (its
                 # note cleared, the mode certain, no ";")
@@ -105,6 +110,23 @@ def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
                         _PARAM_SQL[query] = (codec, tmpl)
             return sql
     return cur._format(conn, query, args)
+
+
+def _reads_the_same(conn: Any, query: Any, args: Any) -> bool:
+    """While the session's escaping mode is uncertain: can every value of `args` be
+    written so that it reads the same in both modes (str and bytes values without a
+    backslash: ``portable=2``, as the sync ``_format`` writes them then)?  Then
+    ``_format`` writes the statement with no round trip, in the awaiting task."""
+    charset, encoding = conn._session_charset()
+    if isinstance(query, str):
+        query = query.encode(encoding)
+    build = partial(_format_query, conn._core_module.format_query, query,
+                    _normalize_args(args))
+    try:
+        return _build_with(conn, build, _format_options(conn, False, 2, charset,
+                                                         encoding)) is not None
+    except Error:   # (a value it cannot write: _format raises it, in the greenlet)
+        return False
 
 
 def _engine_ready(worker: Any, conn: Any, loop: asyncio.AbstractEventLoop) -> bool:

@@ -141,6 +141,9 @@ class AioCall(Coroutine[Any, Any, Any]):
     """The awaitable of a buffered mysqlc.aio cursor's execute() (not instantiable from
     Python): a coroutine in asyncio's sense."""
 
+    __name__: str
+    __qualname__: str
+    cr_running: bool
     def send(self, value: Any, /) -> Any: ...
     def throw(self, typ: Any, val: Any = ..., tb: Any = ..., /) -> Any: ...
     def close(self) -> None: ...
@@ -151,10 +154,15 @@ class AioExecute:
     """A method descriptor whose call makes an AioCall; `template` gives its signature
     and docstring (``__wrapped__``)."""
 
-    def __init__(self, template: Callable[..., Any], /) -> None: ...
+    def __new__(cls, template: Callable[..., Any], /) -> AioExecute: ...
     def __get__(self, obj: Any, cls: Any = None, /) -> Any: ...
     def __call__(self, *args: Any, **kwargs: Any) -> AioCall: ...
     __wrapped__: Callable[..., Any]
+    __name__: str
+    __qualname__: str
+    __code__: Any
+    __defaults__: Any
+    __kwdefaults__: Any
 
 def aio_execute(shell: Any, query: Any, args: Any, infile: Any, attributes: Any, /
                 ) -> AioCall: ...

@@ -257,42 +257,35 @@ static int await_stream(aio_call *a, PyObject **out) {
     return 2;
 }
 
-/* await the stream until take_result() completes: the result into the cursor (0, *out
-   the rowcount), a wait (1), or Python's path */
-static int wait_more(aio_call *a, PyObject **out) {
-    mc_conn *c = (mc_conn *)a->core;
+/* the stream future's status is 0: bytes were given to the engine */
+static int is_done(PyObject *status) {
+    return PyLong_CheckExact(status) && PyLong_AsLong(status) == 0;
+}
+
+/* `r`, what take_result() gave (a new reference; NULL with an exception): the result
+   into the cursor (0, *out the rowcount), else the stream awaited (1) and taken again
+   until it is complete, or Python's path (_take_over) when the stream reports anything
+   but bytes */
+static int taken(aio_call *a, PyObject *r, PyObject **out) {
     for (;;) {
-        int w = await_stream(a, out);
-        if (w != 2) return w;
-        PyObject *status = *out;   /* (done at once) */
-        *out = NULL;
-        int ok = PyLong_CheckExact(status) && PyLong_AsLong(status) == 0;
-        if (!ok) {   /* the stream ended, failed or timed out: _take_over (_hand_over) */
-            int rr = take_over(a, status, Py_None, out);
-            Py_DECREF(status);
-            return rr;
-        }
-        Py_DECREF(status);
-        PyObject *r = mc_conn_take_result(c, NULL, 0, NULL);
         if (!r) { fail_started(a); return -1; }
         if (r != Py_None) {
             *out = finish(a, r);
             return *out ? 0 : -1;
         }
         Py_DECREF(r);
+        int w = await_stream(a, out);
+        if (w != 2) return w;
+        PyObject *status = *out;   /* (the future was done at once) */
+        *out = NULL;
+        if (!is_done(status)) {   /* the stream ended, failed or timed out */
+            w = take_over(a, status, Py_None, out);
+            Py_DECREF(status);
+            return w;
+        }
+        Py_DECREF(status);
+        r = mc_conn_take_result((mc_conn *)a->core, NULL, 0, NULL);
     }
-}
-
-/* take_result() after a wake-up whose status was 0 */
-static int take(aio_call *a, PyObject **out) {
-    PyObject *r = mc_conn_take_result((mc_conn *)a->core, NULL, 0, NULL);
-    if (!r) { fail_started(a); return -1; }
-    if (r != Py_None) {
-        *out = finish(a, r);
-        return *out ? 0 : -1;
-    }
-    Py_DECREF(r);
-    return wait_more(a, out);
 }
 
 static int start(aio_call *a, PyObject **out) {
@@ -323,12 +316,7 @@ static int start(aio_call *a, PyObject **out) {
         fail_started(a);
         return -1;
     }
-    if (r != Py_None) {
-        *out = finish(a, r);
-        return *out ? 0 : -1;
-    }
-    Py_DECREF(r);
-    return wait_more(a, out);
+    return taken(a, r, out);
 }
 
 #define RUNNING 4
@@ -358,13 +346,13 @@ static int step(aio_call *a, PyObject *arg, PyObject **out) {
         }
         if (r < 0) { r = interrupted(a, out); break; }
         Py_CLEAR(a->it);
-        if (!(PyLong_CheckExact(status) && PyLong_AsLong(status) == 0)) {
+        if (!is_done(status)) {   /* the stream ended, failed or timed out */
             r = take_over(a, status, Py_None, out);
             Py_DECREF(status);
             break;
         }
         Py_DECREF(status);
-        r = take(a, out);
+        r = taken(a, mc_conn_take_result((mc_conn *)a->core, NULL, 0, NULL), out);
         break;
     }
     case 2:

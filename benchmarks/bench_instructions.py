@@ -26,7 +26,9 @@ FROM t_instr WHERE id = %s`` (INT, BIGINT, VARCHAR(32), DOUBLE; 1,000 rows) +
 ``fetchall()``; ``update`` ``UPDATE t_instr_upd SET a = a + 1 WHERE id = %s``;
 ``insert`` ``INSERT INTO t_instr_ins (a, b, c) VALUES (%s, %s, %s)`` (BIGINT, VARCHAR,
 DOUBLE; auto-increment id; autocommit on); ``pool-select1``, ``pool-point``,
-``pool-update``, ``pool-insert`` (asyncio drivers only):
+``pool-update``, ``pool-insert`` (asyncio drivers only); on demand ``commit`` and
+``rollback``, the connection's own calls (autocommit on: the server's no-op, so the
+cost is the call's and the round trip's, as ``ping``'s):
 the same through the driver's pool, ``--pool-size`` tasks (default 10) sharing a pool of
 as many connections, each statement ``async with pool.acquire() as conn: async with
 conn.cursor() as cur:`` as in bench_small.py's pooled mode (``--pool-size 1``: one task,
@@ -63,6 +65,9 @@ SYNC = ("mysqlc", "mysqlclient", "pymysql", "mysql.connector")
 ASYNC = ("mysqlc.aio", "asyncmy", "aiomysql")
 DRIVERS = SYNC + ASYNC
 STATEMENTS = ("ping", "select1", "point", "update", "insert")
+#: statements that are a call of the connection's own (``commit``/``rollback``: the
+#: COMMIT/ROLLBACK an ORM sends per transaction and per pool check-in; run on demand)
+CONNECTION_CALLS = ("ping", "commit", "rollback")
 WARMUP = 300
 #: tasks and connections of the pooled statements (``pool-select1``, ``pool-update``)
 POOL = int(os.environ.get("MYSQLC_BENCH_POOL", "10"))
@@ -117,9 +122,10 @@ def worker(driver, statement, n, kw):
         cur = conn.cursor()
 
         def run(count):
-            if statement == "ping":
+            if statement in CONNECTION_CALLS:
+                call = getattr(conn, statement)
                 for _ in range(count):
-                    conn.ping()
+                    call()
                 return
             fetch = statement not in ("update", "insert")
             for i in range(count):
@@ -141,9 +147,10 @@ def worker(driver, statement, n, kw):
             cur = await cur if hasattr(cur, "__await__") else cur
 
         async def run(count):
-            if statement == "ping":
+            if statement in CONNECTION_CALLS:
+                call = getattr(conn, statement)
                 for _ in range(count):
-                    await conn.ping()
+                    await call()
                 return
             fetch = statement not in ("update", "insert")
             for i in range(count):

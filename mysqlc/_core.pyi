@@ -138,7 +138,8 @@ class AioWaiter:
 # --- src/aio_call.c -------------------------------------------------------------------
 @final
 class AioCall(Coroutine[Any, Any, Any]):
-    """The awaitable of a buffered mysqlc.aio cursor's execute() (not instantiable from
+    """The awaitable of a buffered mysqlc.aio cursor's execute() and of a mysqlc.aio
+    connection's commit(), rollback(), begin() and ping() (not instantiable from
     Python): a coroutine in asyncio's sense."""
 
     __name__: str
@@ -150,11 +151,13 @@ class AioCall(Coroutine[Any, Any, Any]):
     def __await__(self) -> Generator[Any, None, Any]: ...
 
 @final
-class AioExecute:
+class AioMethod:
     """A method descriptor whose call makes an AioCall; `template` gives its signature
-    and docstring (``__wrapped__``)."""
+    and docstring (``__wrapped__``).  With `name` and `sql`: the connection's call
+    `name` (`sql` sent as COM_QUERY; None: COM_PING)."""
 
-    def __new__(cls, template: Callable[..., Any], /) -> AioExecute: ...
+    def __new__(cls, template: Callable[..., Any], name: str = ...,
+                sql: Optional[bytes] = ..., /) -> AioMethod: ...
     def __get__(self, obj: Any, cls: Any = None, /) -> Any: ...
     def __call__(self, *args: Any, **kwargs: Any) -> AioCall: ...
     __wrapped__: Callable[..., Any]

@@ -1,6 +1,8 @@
 /* mysqlc.aio's execute() without a Python coroutine: _core.AioCall, the awaitable a
- * buffered asyncio cursor's execute() returns, and _core.AioExecute, the method
- * descriptor the cursor class holds (mysqlc/aio/_statement.py, cursors.py).
+ * buffered asyncio cursor's execute() returns, and _core.AioMethod, the method
+ * descriptor the cursor class holds (mysqlc/aio/_statement.py, cursors.py).  The
+ * connection's commit(), rollback(), begin() and ping() are AioCalls too (K_CALL: the
+ * same wait, with _begin_call / _finish_call / _call_py in place of the cursor's).
  *
  * An awaited statement on the event loop's hot path cost, above the sync path's C work
  * and one wake-up of the stream's future, a Python coroutine and its frames.  Here the
@@ -44,17 +46,28 @@ enum {
     E_take_over,     /* _take_over(cur, conn, worker, core, proto, sql, status, exc) */
     E_abandon,       /* _abandon(core, proto): the response will not be read */
     E_cancelled,     /* asyncio.CancelledError */
+    /* the connection's own calls (K_CALL): commit(), rollback(), begin(), ping() */
+    E_begin_call,    /* _begin_call(shell, name, sql): None, a coroutine, or the sent state */
+    E_finish_call,   /* _finish_call(name, conn, worker, lock, result) -> None or a coroutine */
+    E_call_py,       /* _call_py(shell, name, sql[, reconnect]): the coroutine */
     E_COUNT
 };
 
 #define NAME(st, i) PyTuple_GET_ITEM((st)->aio_names, (i))
 #define ENV(st, i) PyTuple_GET_ITEM((st)->aio_env, (i))
 
+/* what the call is: a cursor's execute(), or one of the connection's own calls */
+enum { K_EXECUTE, K_CALL };
+
 typedef struct {
     PyObject_HEAD
     mc_state *st;
     int phase;
-    PyObject *shell, *query, *args, *infile, *attributes;   /* the call's arguments */
+    int kind;        /* K_EXECUTE, K_CALL */
+    int given;       /* K_CALL: ping()'s `reconnect` was given (in `infile`) */
+    /* the call's arguments: execute()'s (shell, query, args, infile, attributes); a
+       K_CALL's (shell, name, sql or None for COM_PING, reconnect, None) */
+    PyObject *shell, *query, *args, *infile, *attributes;
     /* from _begin() on: the statement sent, the lock held */
     PyObject *cur, *conn, *worker, *core, *proto, *lock, *sql;
     int timed;       /* a read timeout is set: every wait is _take_over's */
@@ -140,11 +153,18 @@ static void fail_started(aio_call *a) {
 }
 
 /* The result tuple of take_result() into the cursor: _finish(cur, worker, lock, r) (its
-   own finally unlocks).  The cursor's rowcount, or NULL with an exception. */
+   own finally unlocks).  The cursor's rowcount, or NULL with an exception.  (A K_CALL:
+   _finish_call(name, conn, worker, lock, r), None.) */
 static PyObject *finish(aio_call *a, PyObject *r) {
     mc_state *st = a->st;
-    PyObject *args[4] = {a->cur, a->worker, a->lock, r};
-    PyObject *count = PyObject_Vectorcall(ENV(st, E_finish), args, 4, NULL);
+    PyObject *count;
+    if (a->kind == K_CALL) {
+        PyObject *args[5] = {a->cur, a->conn, a->worker, a->lock, r};
+        count = PyObject_Vectorcall(ENV(st, E_finish_call), args, 5, NULL);
+    } else {
+        PyObject *args[4] = {a->cur, a->worker, a->lock, r};
+        count = PyObject_Vectorcall(ENV(st, E_finish), args, 4, NULL);
+    }
     Py_DECREF(r);
     drop_state(a);
     a->phase = 3;
@@ -165,9 +185,14 @@ static int delegate(aio_call *a, PyObject *coro, PyObject **out) {
     return r;
 }
 
-/* The whole call to _execute_py (nothing was changed yet) */
+/* The whole call to _execute_py (nothing was changed yet); a K_CALL's to _call_py */
 static int go_python(aio_call *a, PyObject **out) {
     mc_state *st = a->st;
+    if (a->kind == K_CALL) {
+        PyObject *args[4] = {a->shell, a->query, a->args, a->infile};
+        return delegate(a, PyObject_Vectorcall(ENV(st, E_call_py), args, 3 + a->given,
+                                               NULL), out);
+    }
     PyObject *args[5] = {a->shell, a->query, a->args, a->infile, a->attributes};
     return delegate(a, PyObject_Vectorcall(ENV(st, E_execute_py), args, 5, NULL), out);
 }
@@ -271,6 +296,8 @@ static int taken(aio_call *a, PyObject *r, PyObject **out) {
         if (!r) { fail_started(a); return -1; }
         if (r != Py_None) {
             *out = finish(a, r);
+            if (*out && *out != Py_None && a->kind == K_CALL)
+                return delegate(a, *out, out);   /* (_finish_call's coroutine: more to do) */
             return *out ? 0 : -1;
         }
         Py_DECREF(r);
@@ -290,9 +317,20 @@ static int taken(aio_call *a, PyObject *r, PyObject **out) {
 
 static int start(aio_call *a, PyObject **out) {
     mc_state *st = a->st;
-    if (a->infile != Py_None || a->attributes != Py_None) return go_python(a, out);
     PyObject *args[3] = {a->shell, a->query, a->args};
-    PyObject *b = PyObject_Vectorcall(ENV(st, E_begin), args, 3, NULL);
+    PyObject *b;
+    if (a->kind == K_CALL) {
+        /* ping(reconnect=True): the sync ping's reconnection, in Python */
+        if (a->given && a->infile != Py_False) {
+            int t = PyObject_IsTrue(a->infile);
+            if (t < 0) return -1;
+            if (t) return go_python(a, out);
+        }
+        b = PyObject_Vectorcall(ENV(st, E_begin_call), args, 3, NULL);
+    } else {
+        if (a->infile != Py_None || a->attributes != Py_None) return go_python(a, out);
+        b = PyObject_Vectorcall(ENV(st, E_begin), args, 3, NULL);
+    }
     if (!b) return -1;
     if (b == Py_None) {
         Py_DECREF(b);
@@ -499,13 +537,17 @@ static PyObject *call_close(aio_call *a, PyObject *Py_UNUSED(ignored)) {
     Py_RETURN_NONE;
 }
 
+static PyObject *call_get_qualname(aio_call *a, void *Py_UNUSED(x));
+
 static void call_finalize(aio_call *a) {
     if (a->phase == 0) {   /* as a native coroutine never awaited */
         PyObject *t, *v, *tb;
         PyErr_Fetch(&t, &v, &tb);
-        if (PyErr_WarnEx(PyExc_RuntimeWarning,
-                         "coroutine 'Cursor.execute' was never awaited", 1) < 0)
+        PyObject *q = call_get_qualname(a, NULL);
+        if (!q || PyErr_WarnFormat(PyExc_RuntimeWarning, 1,
+                                   "coroutine '%U' was never awaited", q) < 0)
             PyErr_WriteUnraisable((PyObject *)a);
+        Py_XDECREF(q);
         PyErr_Restore(t, v, tb);
         return;
     }
@@ -546,10 +588,12 @@ static void call_dealloc(aio_call *a) {
 }
 
 static PyObject *call_get_name(aio_call *a, void *Py_UNUSED(x)) {
+    if (a->kind == K_CALL) return Py_NewRef(a->query);
     return PyUnicode_FromString("execute");
 }
 
 static PyObject *call_get_qualname(aio_call *a, void *Py_UNUSED(x)) {
+    if (a->kind == K_CALL) return PyUnicode_FromFormat("Connection.%U", a->query);
     return PyUnicode_FromString("Cursor.execute");
 }
 
@@ -602,20 +646,23 @@ static PyType_Spec call_spec = {
 
 /* ---------------------------------------------------------------- the method
  *
- * _core.AioExecute(template): what the cursor class holds as `execute`: a method
+ * _core.AioMethod(template): what the cursor class holds as `execute`: a method
  * descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR: `cur.execute(...)` calls it with the cursor
  * first, no bound method made) whose call makes the AioCall; it shows `template` (the
  * Python function with its signature and docstring) as __wrapped__, __doc__, __name__,
- * __qualname__ and __module__ so that inspect.signature() and the docs see that. */
+ * __qualname__ and __module__ so that inspect.signature() and the docs see that.
+ * _core.AioMethod(template, name, sql): the connection's own call `name` (commit,
+ * rollback, begin: `sql`; ping: `sql` None, COM_PING, with ping's `reconnect`). */
 typedef struct {
     PyObject_HEAD
     mc_state *st;
     PyObject *template;
     vectorcallfunc vectorcall;
+    PyObject *name, *sql;   /* a K_CALL's; NULL for execute() */
 } aio_method;
 
-static PyObject *new_call(mc_state *st, PyObject *shell, PyObject *query, PyObject *args,
-                          PyObject *infile, PyObject *attributes) {
+static PyObject *new_call(mc_state *st, int kind, PyObject *shell, PyObject *query,
+                          PyObject *args, PyObject *infile, PyObject *attributes) {
     if (!st->aio_env) {
         PyErr_SetString(PyExc_RuntimeError, "aio_execute(): _aio_configure() was not called");
         return NULL;
@@ -624,6 +671,8 @@ static PyObject *new_call(mc_state *st, PyObject *shell, PyObject *query, PyObje
     if (!a) return NULL;
     a->st = st;
     a->phase = 0;
+    a->kind = kind;
+    a->given = 0;
     a->shell = Py_NewRef(shell);
     a->query = Py_NewRef(query);
     a->args = Py_NewRef(args);
@@ -670,7 +719,44 @@ static PyObject *method_vectorcall(aio_method *m, PyObject *const *args, size_t 
                      a[0] ? "query" : "self");
         return NULL;
     }
-    return new_call(m->st, a[0], a[1], a[2], a[3], a[4]);
+    return new_call(m->st, K_EXECUTE, a[0], a[1], a[2], a[3], a[4]);
+}
+
+/* commit(self) / rollback(self) / begin(self) / ping(self, reconnect=False) */
+static PyObject *method_call_vectorcall(aio_method *m, PyObject *const *args, size_t nargsf,
+                                        PyObject *kwnames) {
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    int ping = m->sql == Py_None;
+    PyObject *reconnect = NULL;
+    if (n < 1) {
+        PyErr_Format(PyExc_TypeError, "%U() missing required argument 'self'", m->name);
+        return NULL;
+    }
+    if (n > 1 + ping) {
+        PyErr_Format(PyExc_TypeError, "%U() takes %d positional argument%s but %zd were "
+                     "given", m->name, 1 + ping, ping ? "s" : "", n);
+        return NULL;
+    }
+    if (n == 2) reconnect = args[1];
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        if (!ping || PyUnicode_CompareWithASCIIString(key, "reconnect") != 0) {
+            PyErr_Format(PyExc_TypeError, "%U() got an unexpected keyword argument %R",
+                         m->name, key);
+            return NULL;
+        }
+        if (reconnect) {
+            PyErr_Format(PyExc_TypeError, "%U() got multiple values for argument "
+                         "'reconnect'", m->name);
+            return NULL;
+        }
+        reconnect = args[n + k];
+    }
+    aio_call *a = (aio_call *)new_call(m->st, K_CALL, args[0], m->name, m->sql,
+                                       reconnect ? reconnect : Py_None, Py_None);
+    if (a && reconnect) a->given = 1;
+    return (PyObject *)a;
 }
 
 static PyObject *method_descr_get(PyObject *self, PyObject *obj, PyObject *type) {
@@ -679,13 +765,21 @@ static PyObject *method_descr_get(PyObject *self, PyObject *obj, PyObject *type)
 }
 
 static PyObject *method_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
-    PyObject *template;
-    if (!PyArg_ParseTuple(args, "O:AioExecute", &template)) return NULL;
+    PyObject *template, *name = NULL, *sql = NULL;
+    if (!PyArg_ParseTuple(args, "O|UO:AioMethod", &template, &name, &sql)) return NULL;
+    if (name && (!sql || (sql != Py_None && !PyBytes_CheckExact(sql)))) {
+        PyErr_SetString(PyExc_TypeError, "AioMethod(template, name, sql): sql is bytes or "
+                        "None (COM_PING)");
+        return NULL;
+    }
     aio_method *m = (aio_method *)tp->tp_alloc(tp, 0);
     if (!m) return NULL;
     m->st = PyType_GetModuleState(tp);
     m->template = Py_NewRef(template);
-    m->vectorcall = (vectorcallfunc)method_vectorcall;
+    m->name = Py_XNewRef(name);
+    m->sql = Py_XNewRef(sql);
+    m->vectorcall = name ? (vectorcallfunc)method_call_vectorcall
+                         : (vectorcallfunc)method_vectorcall;
     return (PyObject *)m;
 }
 
@@ -700,11 +794,15 @@ static PyObject *method_get_wrapped(aio_method *m, void *Py_UNUSED(x)) {
 static int method_traverse(aio_method *m, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(m));
     Py_VISIT(m->template);
+    Py_VISIT(m->name);
+    Py_VISIT(m->sql);
     return 0;
 }
 
 static int method_clear(aio_method *m) {
     Py_CLEAR(m->template);
+    Py_CLEAR(m->name);
+    Py_CLEAR(m->sql);
     return 0;
 }
 
@@ -749,7 +847,7 @@ static PyType_Slot method_slots[] = {
 };
 
 static PyType_Spec method_spec = {
-    .name = "mysqlc._core.AioExecute",
+    .name = "mysqlc._core.AioMethod",
     .basicsize = sizeof(aio_method),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
              Py_TPFLAGS_METHOD_DESCRIPTOR,
@@ -762,7 +860,8 @@ static PyObject *aio_execute(PyObject *module, PyObject *const *args, Py_ssize_t
         PyErr_SetString(PyExc_TypeError, "aio_execute(shell, query, args, infile, attributes)");
         return NULL;
     }
-    return new_call(mc_state_from_module(module), args[0], args[1], args[2], args[3], args[4]);
+    return new_call(mc_state_from_module(module), K_EXECUTE, args[0], args[1], args[2],
+                    args[3], args[4]);
 }
 
 /* _core._aio_configure(env): the Python helpers of mysqlc/aio/_statement.py (E_*) */
@@ -803,7 +902,7 @@ int mc_aio_call_add_type(PyObject *module) {
     }
     PyObject *mt = PyType_FromModuleAndSpec(module, &method_spec, NULL);
     if (!mt) return -1;
-    if (PyModule_AddObject(module, "AioExecute", mt) < 0) {
+    if (PyModule_AddObject(module, "AioMethod", mt) < 0) {
         Py_DECREF(mt);
         return -1;
     }

@@ -779,3 +779,98 @@ def test_aio_parameters_while_the_mode_is_uncertain(run, conn_kwargs):
         finally:
             await conn.ensure_closed()
     run(body)
+
+
+def test_aio_connection_calls_are_c_coroutines(run, conn_kwargs):
+    """``commit()``, ``rollback()``, ``begin()`` and ``ping()`` give ``_core.AioCall``
+    coroutines (src/aio_call.c, K_CALL) with no Python coroutine on their path: the
+    methods read as coroutine functions with the sync signatures, wrong arguments raise
+    TypeError at the call, a dropped call warns with the method's name, and
+    ``ping(reconnect=...)`` takes the argument as the sync ping does."""
+    import inspect
+
+    from mysqlc import _core
+
+    C = mysqlc.aio.Connection
+    for name in ("commit", "rollback", "begin", "ping"):
+        assert inspect.iscoroutinefunction(getattr(C, name)), name
+    assert list(inspect.signature(C.ping).parameters) == ["self", "reconnect"]
+    assert list(inspect.signature(C.commit).parameters) == ["self"]
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            c = conn.commit()
+            assert type(c) is _core.AioCall and asyncio.iscoroutine(c)
+            assert c.__qualname__ == "Connection.commit"
+            c.close()
+            never = conn.rollback()
+            with pytest.warns(RuntimeWarning, match="Connection.rollback' was never"):
+                del never
+                gc.collect()
+            for bad in (lambda: conn.commit(1), lambda: conn.ping(1, 2),
+                        lambda: conn.ping(foo=1), lambda: conn.ping(True, reconnect=True),
+                        lambda: conn.begin(reconnect=False)):
+                with pytest.raises(TypeError):
+                    bad()
+            with _Switches(conn) as sw:
+                assert await conn.ping(False) is None
+                assert await conn.ping(reconnect=False) is None
+                assert await conn.ping(0) is None
+                assert await asyncio.create_task(conn.commit()) is None
+            assert sw.count == 0
+            tid = conn.thread_id()
+            await conn.ping(True)    # alive: nothing to do, in the greenlet
+            await conn.ping(reconnect=1)
+            assert conn.thread_id() == tid
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
+@pytest.mark.parametrize("call", ["commit", "ping"])
+@pytest.mark.parametrize("interrupt", [_interrupt_close, _interrupt_throw(ValueError),
+                                       _interrupt_throw(StopIteration)],
+                         ids=["close", "ValueError", "StopIteration"])
+def test_aio_connection_call_interrupted_while_waiting(run, conn_kwargs, call, interrupt):
+    """A connection call's coroutine closed, or given an exception other than
+    CancelledError, while it awaits the answer: the stream is closed, the lock free, and
+    the next command raises 2006 (never "out of sync")."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            await conn.ping()
+            coro = getattr(conn, call)()
+            coro.send(None)        # sent; the answer awaited
+            interrupt(coro)
+            lock = conn.sync._lock
+            assert lock.acquire(False)
+            lock.release()
+            with pytest.raises(mysqlc.OperationalError) as ei:
+                await conn.ping()
+            assert ei.value.args[0] == 2006
+        finally:
+            conn.close()
+    run(body)
+
+
+def test_aio_connection_call_cancelled_while_waiting(run, conn_kwargs):
+    """A ``commit()`` or ``ping()`` task cancelled while it awaits its answer raises
+    CancelledError, and the connection is in step afterwards (the answer read: the
+    cancellation path of a statement, KILL QUERY included)."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor()
+            for call in ("commit", "ping", "rollback"):
+                task = asyncio.create_task(getattr(conn, call)())
+                await asyncio.sleep(0)    # the task sent the command and waits
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                await cur.execute("SELECT %s", (call,))
+                assert await cur.fetchall() == ((call,),)
+                await conn.ping()
+        finally:
+            await conn.ensure_closed()
+    run(body)

@@ -298,15 +298,17 @@ def _begin(shell: Any, query: Any, args: Any) -> Any:
     return cur, conn, worker, core, proto, lock, sql, r, conn._timeouts[1]
 
 
-def _failed(cur: Any, conn: Any, worker: Any, lock: Any, sql: bytes,
+def _failed(cur: Any, conn: Any, worker: Any, lock: Any, sql: Optional[bytes],
             exc: BaseException) -> None:
     """The statement sent by :func:`_begin` ended with `exc` (the caller raises it): as
     :func:`_execute_py`'s handlers, the cursor's result cleared with `sql` as
     ``_executed``, an :class:`Error` noted as the connection's last, the lock released.
-    (src/aio_call.c calls it too.)"""
+    (src/aio_call.c calls it too.)  `cur` is the call's name (str) for the connection's
+    own calls (:func:`_begin_call`): no cursor then."""
     try:
-        cur._clear()
-        cur._executed = sql
+        if type(cur) is not str:
+            cur._clear()
+            cur._executed = sql
         if isinstance(exc, Error):
             conn._note_error(exc)
     finally:
@@ -347,7 +349,96 @@ async def _take_over(cur: Any, conn: Any, worker: Any, core: Any, proto: Any, sq
     except BaseException as e:
         _failed(cur, conn, worker, lock, sql, e)
         raise
+    if type(cur) is str:   # the connection's own call (_begin_call): `cur` is its name
+        more = _finish_call(cur, conn, worker, lock, r)
+        if more is not None:
+            await more
+        return None
     return _finish(cur, worker, lock, r)
+
+
+#: the sync class's own calls that _begin_call drives (a subclass's override goes to the
+#: greenlet: :func:`internal`)
+_SYNC_CALLS = {name: getattr(connections.Connection, name)
+               for name in ("commit", "rollback", "begin", "ping")}
+
+
+def _begin_call(shell: Any, name: str, sql: Optional[bytes]) -> Any:
+    """:func:`internal`'s common case up to the response, in one frame, for
+    src/aio_call.c (``conn.commit()``, ``rollback()``, ``begin()``, ``ping()``: `sql`
+    None, COM_PING): the sync class's own method, the connection ready
+    (:func:`_engine_ready`).  Returns None, having changed nothing, for every other case
+    (the caller goes to :func:`_call_py`); the greenlet's coroutine when the core would
+    not send without a wait; else ``(name, conn, worker, core, proto, lock, sql, r,
+    timeout)`` as :func:`_begin`'s state, with the call's name where a cursor would
+    be."""
+    conn = shell._sync_obj
+    worker = shell._worker
+    if worker.busy or conn._closed or conn._pipeline is not None:
+        return None
+    core = conn._conn
+    proto = conn._proto
+    if (core is None or proto is None or proto._state or proto._early
+            or proto._exc is not None or worker.loop is not _get_running_loop()
+            or core.unread):
+        return None
+    tc = type(conn)
+    if tc is not _SyncConnection and getattr(tc, name) is not _SYNC_CALLS[name]:
+        return None
+    lock = conn._lock
+    if not lock.acquire(False):
+        raise _busy()
+    worker.busy = True
+    try:
+        conn._last_error = _NO_ERROR
+        conn._owner = None
+        sent = core.send_query_nowait(sql) if sql is not None else core.send_ping_nowait()
+        r = core.take_result() if sent else None
+    except BaseException as exc:
+        _failed(name, conn, worker, lock, sql, exc)
+        raise
+    if not sent:   # it needs a wait first (the core said so: nothing was sent)
+        worker.busy = False
+        lock.release()
+        return worker.run(getattr(conn, name))
+    return name, conn, worker, core, proto, lock, sql, r, conn._timeouts[1]
+
+
+def _finish_call(name: str, conn: Any, worker: Any, lock: Any, r: Any) -> Any:
+    """The end of :func:`_begin_call`'s call, `r` its answer (``take_result()``'s
+    tuple): the lock released; None, or a coroutine that does the rest (further results
+    dropped in the greenlet, as the sync call does)."""
+    worker.busy = False
+    lock.release()
+    core = conn._conn
+    if core.more_results or core.rows_pending:
+        return _dropped_then(worker, core, name, conn, r)
+    if name == "ping" and r[1] is not None:
+        _not_ping(conn)
+    return None
+
+
+async def _dropped_then(worker: Any, core: Any, name: str, conn: Any, r: Any) -> None:
+    await worker.run(core.discard)
+    if name == "ping" and r[1] is not None:
+        _not_ping(conn)
+
+
+def _not_ping(conn: Any) -> None:
+    # a result set is no answer to COM_PING (the sync ping: "expected an OK packet")
+    conn._conn.close()
+    raise OperationalError(2027, "Malformed packet: a result set answered COM_PING "
+                                 "(expected an OK packet)")
+
+
+async def _call_py(shell: Any, name: str, sql: Optional[bytes], *reconnect: Any) -> None:
+    """``await conn.commit()`` / ``rollback()`` / ``begin()`` / ``ping(reconnect)`` in
+    Python: the reference src/aio_call.c's K_CALL follows (:func:`ping`,
+    :func:`internal`)."""
+    if sql is None:
+        await ping(shell, *reconnect)
+    else:
+        await internal(shell, name, sql)
 
 
 async def internal(shell: Any, name: str, sql: Optional[bytes]) -> Any:
@@ -415,10 +506,7 @@ async def ping(shell: Any, *args: Any, **kwargs: Any) -> None:
         await shell._worker.run(conn.ping, True)
         return
     if r is not None and r[1] is not None:
-        # a result set is no answer to COM_PING (the sync ping: "expected an OK packet")
-        conn._conn.close()
-        raise OperationalError(2027, "Malformed packet: a result set answered COM_PING "
-                                     "(expected an OK packet)")
+        _not_ping(conn)
 
 
 async def _hand_over(worker: Any, core: Any, proto: Any, status: int) -> Any:
@@ -550,5 +638,6 @@ async def stop_statement(worker: Any, engine: Any, core: Any, proto: Any, deadli
 
 
 _aio_execute = _core.aio_execute
+_SyncConnection = connections.Connection
 _core._aio_configure((_execute_py, _begin, _finish, _failed, _take_over, _abandon,
-                      asyncio.CancelledError))
+                      asyncio.CancelledError, _begin_call, _finish_call, _call_py))

@@ -14,7 +14,7 @@ import asyncio
 import inspect
 from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union, overload
 
-from .. import connections, cursors as _sync_cursors
+from .. import _core, connections, cursors as _sync_cursors
 from ..constants import SERVER_STATUS
 from ..connections import _KILL_BUDGET
 from ._runner import (
@@ -579,30 +579,28 @@ Connection.cursorclass = property(   # type: ignore[assignment]
         "calls give its asyncio shell.")
 
 
-def _engine_driven(name: str, sql: bytes) -> Callable[..., Any]:
-    """commit() / rollback() / begin() driven by the event loop (mysqlc.aio._statement:
-    no greenlet switch), with the generated method's documentation."""
+def _engine_driven(name: str, sql: Optional[bytes]) -> Any:
+    """commit() / rollback() / begin() / ping() driven by the event loop with no
+    greenlet switch and no Python coroutine: ``_core.AioMethod`` (src/aio_call.c,
+    mysqlc.aio._statement's ``_begin_call``), showing an ``async def`` with the generated
+    method's documentation (the reference it follows: ``_statement._call_py``)."""
     shell_doc = getattr(Connection, name).__doc__
-
-    async def method(self: Any) -> None:
-        await _statement.internal(self, name, sql)
-    method.__name__ = method.__qualname__ = name
+    if sql is None:
+        async def method(self: Any, reconnect: bool = False) -> None:
+            await _statement._call_py(self, "ping", None, reconnect)
+    else:
+        async def method(self: Any) -> None:   # type: ignore[misc]
+            await _statement._call_py(self, name, sql)
+    method.__name__ = name
+    method.__qualname__ = "Connection." + name
     method.__doc__ = shell_doc
-    return method
+    return _core.AioMethod(method, name, sql)
 
 
-for _name, _sql in (("commit", b"COMMIT"), ("rollback", b"ROLLBACK"), ("begin", b"BEGIN")):
+for _name, _sql in (("commit", b"COMMIT"), ("rollback", b"ROLLBACK"), ("begin", b"BEGIN"),
+                    ("ping", None)):
     setattr(Connection, _name, _engine_driven(_name, _sql))
 del _name, _sql
-
-
-async def _ping(self: Any, *args: Any, **kwargs: Any) -> None:
-    await _statement.ping(self, *args, **kwargs)
-
-
-_ping.__name__ = _ping.__qualname__ = "ping"
-_ping.__doc__ = Connection.ping.__doc__
-Connection.ping = _ping   # type: ignore[method-assign]
 
 
 class _Connecting:

@@ -215,7 +215,7 @@ install(Cursor, _sync.Cursor, immediate=_FETCH)
 _execute = _statement.execute
 _execute.__doc__ = "%s\n\n%s" % (_execute.__doc__, Cursor.execute.__doc__)
 # a method descriptor in C (src/aio_call.c) that shows _execute's signature and docstring
-Cursor.execute = _core.AioExecute(_execute)   # type: ignore[assignment]
+Cursor.execute = _core.AioMethod(_execute)   # type: ignore[assignment]
 
 
 class DictCursor(Cursor):

@@ -756,6 +756,8 @@ class Connection:
         # held for a whole execute (query + fetch): a second thread gets
         # ProgrammingError instead of the first thread's rows
         self._lock = threading.Lock()
+        # (the class default as the instance's own: one specialized read per statement)
+        self._pipeline = None
         self._timeouts = (_timeout(connect_timeout, "connect_timeout"),
                           _timeout(read_timeout, "read_timeout"),
                           _timeout(write_timeout, "write_timeout"))

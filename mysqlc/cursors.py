@@ -362,6 +362,12 @@ class BaseCursor:
         self.messages = []
         self._executed = None
         self._rows = None
+        # the class defaults below, as the instance's own: an instance attribute is one
+        # specialized read on the statement path (a class attribute read through the
+        # instance is a type and a dict lookup on CPython 3.11)
+        self._executed_from = self._pipe_error = self._pipe_sets = None
+        self._rendering = False
+        self._direct = self._direct_class
         if self._prepared:
             self._set_prepared()
 
@@ -390,6 +396,7 @@ class BaseCursor:
         """Put the cursor in prepared mode (the class docstring's Notes); an unbuffered
         one (``_server_cursor``) fetches :attr:`arraysize` = 100 rows per COM_STMT_FETCH."""
         self._prepared = True
+        self._direct = False
         if self._server_cursor:
             self.arraysize = 100
 
@@ -497,7 +504,7 @@ class BaseCursor:
         if not isinstance(name, str):
             raise TypeError("query attribute name must be str, not %s" % type(name).__name__)
         if not self._attributes:
-            self._plain_text = False
+            self._plain_text = self._direct = False
             self._attributes = []
         self._attributes.append((name, value))
 
@@ -621,6 +628,15 @@ class BaseCursor:
     #: given query attributes
     _plain_text = True
 
+    #: a cursor's ``_direct`` (set in __init__): the class reads its results and formats
+    #: as BaseCursor does (``_one_call`` and ``_plain_text``: ``_direct_class``) and the
+    #: cursor is not prepared; cleared when it is made prepared (_set_prepared, also
+    #: for a Prepared* class) or given query attributes.
+    #: mysqlc.aio's ``_statement._begin`` reads it for all of those at once.  (False for
+    #: an instance whose __init__ did not run.)
+    _direct_class = True
+    _direct = False
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         if cls._one_call and (cls._read_result is not BaseCursor._read_result
@@ -629,6 +645,9 @@ class BaseCursor:
         plain = cls._format is BaseCursor._format and cls._query is BaseCursor._query
         if plain != cls._plain_text:   # (set only where it changes: a class's own
             cls._plain_text = plain     # namespace keeps only what it defines)
+        direct = bool(cls._one_call and cls._plain_text)   # (prepared: __init__'s)
+        if direct != cls._direct_class:
+            cls._direct_class = direct
 
     def _read_result(self, core, field_count):
         if field_count > 0:

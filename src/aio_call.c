@@ -864,6 +864,37 @@ static PyObject *aio_execute(PyObject *module, PyObject *const *args, Py_ssize_t
                     args[3], args[4]);
 }
 
+/* _core._aio_ready(core, stream, track_seq) -> bool: can a command be driven from the
+   event loop now, as far as the core and its stream say: `core` a _core.Connection with
+   no result, rows or cursor left unread, `stream` its AioStream open with nothing of its
+   own to report (no error, no bytes that came before the core), and the session's
+   track_seq `track_seq` (None: not compared).  _statement._begin's checks of C state in
+   one call: read from Python, each is an attribute lookup CPython 3.11 does not
+   specialize (a getset or member descriptor of a C type). */
+static PyObject *aio_ready(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_aio_ready(core, stream, track_seq)");
+        return NULL;
+    }
+    mc_state *st = mc_state_from_module(module);
+    if (!PyObject_TypeCheck(args[0], st->ConnectionType) ||
+            !PyObject_TypeCheck(args[1], st->AioStreamType))
+        Py_RETURN_FALSE;
+    mc_conn *c = (mc_conn *)args[0];
+    if (c->state == ST_ROWS || c->state == ST_MORE || c->state == ST_CURSOR)
+        Py_RETURN_FALSE;
+    if (args[2] != Py_None) {
+        if (!PyLong_CheckExact(args[2])) Py_RETURN_FALSE;
+        unsigned long long seq = PyLong_AsUnsignedLongLong(args[2]);
+        if (seq == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            Py_RETURN_FALSE;
+        }
+        if (seq != c->track_seq) Py_RETURN_FALSE;
+    }
+    return PyBool_FromLong(mc_aio_stream_ready(args[1]));
+}
+
 /* _core._aio_configure(env): the Python helpers of mysqlc/aio/_statement.py (E_*) */
 static PyObject *aio_configure(PyObject *module, PyObject *env) {
     mc_state *st = mc_state_from_module(module);
@@ -879,6 +910,9 @@ static PyMethodDef aio_call_functions[] = {
     {"aio_execute", (PyCFunction)(void (*)(void))aio_execute, METH_FASTCALL,
      "aio_execute(shell, query, args, infile, attributes) -> the awaitable of a buffered "
      "asyncio cursor's execute() (mysqlc/aio/_statement.py)"},
+    {"_aio_ready", (PyCFunction)(void (*)(void))aio_ready, METH_FASTCALL,
+     "_aio_ready(core, stream, track_seq) -> bool: the core idle, its stream open with "
+     "nothing to report, the session's track_seq as given (None: any)"},
     {"_aio_configure", (PyCFunction)aio_configure, METH_O,
      "_aio_configure(env): the Python helpers aio_execute() hands unusual cases to"},
     {NULL, NULL, 0, NULL},

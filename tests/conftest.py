@@ -20,10 +20,19 @@ Tests that use the server are marked ``server`` automatically, so
 """
 
 import os
+import signal
 
 import pytest
 
 from mysqlc.server import ServerNotAvailable, find_server_binary, get_server
+
+# A suite started in the background (`cmd &` from a script, nohup) inherits SIGINT as
+# ignored: Python then installs no KeyboardInterrupt handler, and the Ctrl-C tests could
+# not deliver one, neither in this process (tests/test_pipeline.py) nor in the
+# subprocesses they start (tests/test_timeouts.py: an ignored signal stays ignored
+# across exec, a handled one does not).  They need the handler an interactive run has.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 IN_CI = os.environ.get("CI", "").strip().lower() in ("true", "1")
 

@@ -238,15 +238,16 @@ def _begin(shell: Any, query: Any, args: Any) -> Any:
     cur = shell._sync_obj
     worker = shell._worker
     conn = cur.connection
-    if (conn is None or not cur._one_call or cur._prepared or cur._attributes
-            or worker.busy or conn._closed or conn._pipeline is not None):
+    # (cur._direct: the class reads and formats as BaseCursor, not prepared, no query
+    # attributes; _aio_ready: core.unread, the stream's _state, _early and _exc, and
+    # core.session_track_seq as _execute_py's checks read them)
+    if (conn is None or not cur._direct or worker.busy or conn._closed
+            or conn._pipeline is not None or type(query) is not str):
         return None
     core = conn._conn
     proto = conn._proto
-    if (core is None or proto is None or proto._state or proto._early
-            or proto._exc is not None or worker.loop is not _get_running_loop()
-            or core.unread or core.session_track_seq != conn._track_seq
-            or type(query) is not str or not cur._plain_text):
+    if (worker.loop is not _get_running_loop()
+            or not _aio_ready(core, proto, conn._track_seq)):
         return None
     t = conn._tracked_charset
     codec = t[1] if t else conn._encoding
@@ -378,12 +379,10 @@ def _begin_call(shell: Any, name: str, sql: Optional[bytes]) -> Any:
         return None
     core = conn._conn
     proto = conn._proto
-    if (core is None or proto is None or proto._state or proto._early
-            or proto._exc is not None or worker.loop is not _get_running_loop()
-            or core.unread):
-        return None
     tc = type(conn)
     if tc is not _SyncConnection and getattr(tc, name) is not _SYNC_CALLS[name]:
+        return None
+    if worker.loop is not _get_running_loop() or not _aio_ready(core, proto, None):
         return None
     lock = conn._lock
     if not lock.acquire(False):
@@ -638,6 +637,7 @@ async def stop_statement(worker: Any, engine: Any, core: Any, proto: Any, deadli
 
 
 _aio_execute = _core.aio_execute
+_aio_ready = _core._aio_ready
 _SyncConnection = connections.Connection
 _core._aio_configure((_execute_py, _begin, _finish, _failed, _take_over, _abandon,
                       asyncio.CancelledError, _begin_call, _finish_call, _call_py))

@@ -874,3 +874,44 @@ def test_aio_connection_call_cancelled_while_waiting(run, conn_kwargs):
         finally:
             await conn.ensure_closed()
     run(body)
+
+
+def test_aio_waiter_wakes_tasks_and_hands_callbacks_itself(run, conn_kwargs):
+    """The stream's waiter (``_core.AioWaiter``) resumes a task that awaits it through
+    the task's own wake-up -- given a done future in place of the waiter, which the
+    wake-up reads only for an exception (src/aio_stream.c ``is_task_wakeup``) -- and
+    hands every other done callback the waiter itself, with its result (the stream's
+    status, 0: bytes arrived); the response then reads as usual."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            core = conn.sync._conn
+            proto = conn.sync._proto
+            for callback_first in (True, False):
+                assert core.send_ping_nowait() is True
+                fut = proto.wait_future()
+                seen = []
+
+                def cb(f):
+                    seen.append((f is fut, f.result()))
+                if callback_first:
+                    fut.add_done_callback(cb)
+                waiting = asyncio.create_task(asyncio.wait({fut}))
+                task = asyncio.create_task(_await(fut))
+                if not callback_first:
+                    fut.add_done_callback(cb)
+                assert await task == 0
+                await waiting
+                assert seen == [(True, 0)]
+                r = core.take_result()
+                while r is None:
+                    await proto.wait_future()
+                    r = core.take_result()
+            await conn.ping()
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
+async def _await(fut):
+    return await fut

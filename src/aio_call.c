@@ -32,10 +32,13 @@
  */
 #include "conn_internal.h"
 #include <structmember.h>
+#include <pthread.h>
+#include <unistd.h>
 
 /* the Python names this file uses (interned once, st->aio_names) */
-enum { N_throw, N_close, N_COUNT };
-static const char *const aio_name_text[N_COUNT] = {"throw", "close"};
+enum { N_throw, N_close, N_running_loop_key, N_COUNT };
+static const char *const aio_name_text[N_COUNT] = {"throw", "close",
+                                                   "__asyncio_running_event_loop__"};
 
 /* what _statement.py gives (_core._aio_configure), st->aio_env */
 enum {
@@ -50,6 +53,7 @@ enum {
     E_begin_call,    /* _begin_call(shell, name, sql): None, a coroutine, or the sent state */
     E_finish_call,   /* _finish_call(name, conn, worker, lock, result) -> None or a coroutine */
     E_call_py,       /* _call_py(shell, name, sql[, reconnect]): the coroutine */
+    E_running_loop,  /* asyncio._get_running_loop */
     E_COUNT
 };
 
@@ -776,8 +780,10 @@ static PyObject *method_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
     if (!m) return NULL;
     m->st = PyType_GetModuleState(tp);
     m->template = Py_NewRef(template);
-    m->name = Py_XNewRef(name);
-    m->sql = Py_XNewRef(sql);
+    Py_XINCREF(name);
+    Py_XINCREF(sql);
+    m->name = name;
+    m->sql = sql;
     m->vectorcall = name ? (vectorcallfunc)method_call_vectorcall
                          : (vectorcallfunc)method_vectorcall;
     return (PyObject *)m;
@@ -864,19 +870,72 @@ static PyObject *aio_execute(PyObject *module, PyObject *const *args, Py_ssize_t
                     args[3], args[4]);
 }
 
-/* _core._aio_ready(core, stream, track_seq) -> bool: can a command be driven from the
-   event loop now, as far as the core and its stream say: `core` a _core.Connection with
-   no result, rows or cursor left unread, `stream` its AioStream open with nothing of its
-   own to report (no error, no bytes that came before the core), and the session's
-   track_seq `track_seq` (None: not compared).  _statement._begin's checks of C state in
-   one call: read from Python, each is an attribute lookup CPython 3.11 does not
-   specialize (a getset or member descriptor of a C type). */
+/* ---------------------------------------------------------------- the running loop
+ *
+ * Is `loop` the running event loop of this thread (asyncio.get_running_loop() is loop)?
+ * Up to CPython 3.11 get_running_loop() compares the pid its loop was set in with
+ * getpid(), a system call on every call (0.6 us here; once per awaited statement): the
+ * same check here reads the thread's running-loop holder (the thread state dict's
+ * "__asyncio_running_event_loop__", asyncio's _RunningLoopHolder: the loop and that
+ * pid) and compares with the pid this process has, kept by a fork handler.  A holder
+ * of another shape, and CPython 3.12+ (no pid check, no holder), take
+ * asyncio._get_running_loop() itself. */
+#if PY_VERSION_HEX < 0x030C0000
+typedef struct {
+    PyObject_HEAD
+    PyObject *rl_loop;
+    pid_t rl_pid;
+} running_loop_holder;   /* _asynciomodule.c's PyRunningLoopHolder, 3.7-3.11 */
+
+static pid_t own_pid;
+static void pid_after_fork(void) { own_pid = getpid(); }
+#endif
+
+static int on_running_loop(mc_state *st, PyObject *loop) {
+    if (loop == Py_None) return 0;   /* (a holder's loop is None once its loop stopped) */
+#if PY_VERSION_HEX < 0x030C0000
+    PyObject *d = PyThreadState_GetDict();   /* (borrowed) */
+    if (d && own_pid) {
+        PyObject *h = PyDict_GetItemWithError(d, NAME(st, N_running_loop_key));
+        if (h && strcmp(Py_TYPE(h)->tp_name, "_RunningLoopHolder") == 0 &&
+                Py_TYPE(h)->tp_basicsize >= (Py_ssize_t)sizeof(running_loop_holder)) {
+            running_loop_holder *rl = (running_loop_holder *)h;
+            return rl->rl_loop == loop && rl->rl_pid == own_pid;
+        }
+        if (!h && !PyErr_Occurred()) return 0;   /* no loop ever ran in this thread */
+        PyErr_Clear();
+    }
+#endif
+    PyObject *r = PyObject_CallNoArgs(ENV(st, E_running_loop));
+    if (!r) {
+        PyErr_Clear();
+        return 0;
+    }
+    int same = r == loop;
+    Py_DECREF(r);
+    return same;
+}
+
+/* _core._aio_ready(core, stream, track_seq, loop) -> bool: can a command be driven from
+   the event loop now, as far as the core, its stream and the loop say: `loop` running
+   in this thread (asyncio.get_running_loop() is loop: on_running_loop), `core` a
+   _core.Connection with no result, rows or cursor left unread, `stream` its AioStream
+   open with nothing of its own to report (no error, no bytes that came before the
+   core), and the session's track_seq `track_seq` (None: not compared).
+   _statement._begin's checks of C state in one call: read from Python, each is an
+   attribute lookup CPython 3.11 does not specialize (a getset or member descriptor of a
+   C type). */
 static PyObject *aio_ready(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "_aio_ready(core, stream, track_seq)");
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "_aio_ready(core, stream, track_seq, loop)");
         return NULL;
     }
     mc_state *st = mc_state_from_module(module);
+    if (!st->aio_env) {
+        PyErr_SetString(PyExc_RuntimeError, "_aio_ready(): _aio_configure() was not called");
+        return NULL;
+    }
+    if (!on_running_loop(st, args[3])) Py_RETURN_FALSE;
     if (!PyObject_TypeCheck(args[0], st->ConnectionType) ||
             !PyObject_TypeCheck(args[1], st->AioStreamType))
         Py_RETURN_FALSE;
@@ -911,8 +970,9 @@ static PyMethodDef aio_call_functions[] = {
      "aio_execute(shell, query, args, infile, attributes) -> the awaitable of a buffered "
      "asyncio cursor's execute() (mysqlc/aio/_statement.py)"},
     {"_aio_ready", (PyCFunction)(void (*)(void))aio_ready, METH_FASTCALL,
-     "_aio_ready(core, stream, track_seq) -> bool: the core idle, its stream open with "
-     "nothing to report, the session's track_seq as given (None: any)"},
+     "_aio_ready(core, stream, track_seq, loop) -> bool: `loop` running in this thread, "
+     "the core idle, its stream open with nothing to report, the session's track_seq as "
+     "given (None: any)"},
     {"_aio_configure", (PyCFunction)aio_configure, METH_O,
      "_aio_configure(env): the Python helpers aio_execute() hands unusual cases to"},
     {NULL, NULL, 0, NULL},
@@ -920,6 +980,12 @@ static PyMethodDef aio_call_functions[] = {
 
 int mc_aio_call_add_type(PyObject *module) {
     mc_state *st = mc_state_from_module(module);
+#if PY_VERSION_HEX < 0x030C0000
+    if (!own_pid) {
+        own_pid = getpid();
+        if (pthread_atfork(NULL, NULL, pid_after_fork) != 0) own_pid = 0;   /* (then: asyncio's) */
+    }
+#endif
     st->aio_names = PyTuple_New(N_COUNT);
     if (!st->aio_names) return -1;
     for (int i = 0; i < N_COUNT; i++) {

@@ -915,3 +915,65 @@ def test_aio_waiter_wakes_tasks_and_hands_callbacks_itself(run, conn_kwargs):
 
 async def _await(fut):
     return await fut
+
+
+def test_aio_ready_knows_the_running_loop(run, conn_kwargs):
+    """``_core._aio_ready(core, stream, track_seq, loop)`` -- the engine-driven path's
+    test, which reads the thread's running loop without asyncio's getpid() call (src/
+    aio_call.c ``on_running_loop``) -- agrees with ``asyncio.get_running_loop()``: True
+    on the connection's own loop, False for another loop, in a thread with no running
+    loop, and in a process forked from the loop's (where asyncio finds no running loop
+    either)."""
+    import os
+    import threading
+
+    from mysqlc import _core
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            core = conn.sync._conn
+            proto = conn.sync._proto
+            loop = asyncio.get_running_loop()
+            seq = core.session_track_seq
+            assert _core._aio_ready(core, proto, None, loop) is True
+            assert _core._aio_ready(core, proto, seq, loop) is True
+            assert _core._aio_ready(core, proto, seq + 1, loop) is False
+            other = asyncio.new_event_loop()
+            try:
+                assert _core._aio_ready(core, proto, None, other) is False
+            finally:
+                other.close()
+            seen = []
+            t = threading.Thread(target=lambda: seen.append(
+                _core._aio_ready(core, proto, None, loop)))
+            t.start()
+            t.join()
+            assert seen == [False]
+
+            def in_other_loop():
+                async def inner():
+                    return (_core._aio_ready(core, proto, None, loop),
+                            _core._aio_ready(core, proto, None,
+                                             asyncio.get_running_loop()))
+                seen.append(asyncio.run(inner()))
+            t = threading.Thread(target=in_other_loop)
+            t.start()
+            t.join()
+            # that thread's own running loop is the running one there (the core's state is
+            # all the rest of the test, and it is idle)
+            assert seen[-1] == (False, True)
+            pid = os.fork()
+            if pid == 0:   # the child: no running loop for asyncio, none for _aio_ready
+                try:
+                    asyncio.get_running_loop()
+                    code = 3
+                except RuntimeError:
+                    code = 0 if _core._aio_ready(core, proto, None, loop) is False else 1
+                os._exit(code)
+            _, status = os.waitpid(pid, 0)
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+            await conn.ping()
+        finally:
+            await conn.ensure_closed()
+    run(body)

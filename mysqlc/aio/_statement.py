@@ -239,15 +239,15 @@ def _begin(shell: Any, query: Any, args: Any) -> Any:
     worker = shell._worker
     conn = cur.connection
     # (cur._direct: the class reads and formats as BaseCursor, not prepared, no query
-    # attributes; _aio_ready: core.unread, the stream's _state, _early and _exc, and
-    # core.session_track_seq as _execute_py's checks read them)
+    # attributes; _aio_ready: the worker's loop running here, core.unread, the stream's
+    # _state, _early and _exc, and core.session_track_seq, as _execute_py's checks read
+    # them)
     if (conn is None or not cur._direct or worker.busy or conn._closed
             or conn._pipeline is not None or type(query) is not str):
         return None
     core = conn._conn
     proto = conn._proto
-    if (worker.loop is not _get_running_loop()
-            or not _aio_ready(core, proto, conn._track_seq)):
+    if not _aio_ready(core, proto, conn._track_seq, worker.loop):
         return None
     t = conn._tracked_charset
     codec = t[1] if t else conn._encoding
@@ -382,7 +382,7 @@ def _begin_call(shell: Any, name: str, sql: Optional[bytes]) -> Any:
     tc = type(conn)
     if tc is not _SyncConnection and getattr(tc, name) is not _SYNC_CALLS[name]:
         return None
-    if worker.loop is not _get_running_loop() or not _aio_ready(core, proto, None):
+    if not _aio_ready(core, proto, None, worker.loop):
         return None
     lock = conn._lock
     if not lock.acquire(False):
@@ -640,4 +640,5 @@ _aio_execute = _core.aio_execute
 _aio_ready = _core._aio_ready
 _SyncConnection = connections.Connection
 _core._aio_configure((_execute_py, _begin, _finish, _failed, _take_over, _abandon,
-                      asyncio.CancelledError, _begin_call, _finish_call, _call_py))
+                      asyncio.CancelledError, _begin_call, _finish_call, _call_py,
+                      asyncio._get_running_loop))

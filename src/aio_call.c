@@ -954,6 +954,17 @@ static PyObject *aio_ready(PyObject *module, PyObject *const *args, Py_ssize_t n
     return PyBool_FromLong(mc_aio_stream_ready(args[1]));
 }
 
+/* _core._loop_running(loop) -> bool: asyncio.get_running_loop() is loop, without its
+   getpid() (on_running_loop; mysqlc.aio.pool's acquire without a wait) */
+static PyObject *loop_running(PyObject *module, PyObject *loop) {
+    mc_state *st = mc_state_from_module(module);
+    if (!st->aio_env) {
+        PyErr_SetString(PyExc_RuntimeError, "_loop_running(): _aio_configure() was not called");
+        return NULL;
+    }
+    return PyBool_FromLong(on_running_loop(st, loop));
+}
+
 /* _core._aio_configure(env): the Python helpers of mysqlc/aio/_statement.py (E_*) */
 static PyObject *aio_configure(PyObject *module, PyObject *env) {
     mc_state *st = mc_state_from_module(module);
@@ -973,6 +984,8 @@ static PyMethodDef aio_call_functions[] = {
      "_aio_ready(core, stream, track_seq, loop) -> bool: `loop` running in this thread, "
      "the core idle, its stream open with nothing to report, the session's track_seq as "
      "given (None: any)"},
+    {"_loop_running", (PyCFunction)loop_running, METH_O,
+     "_loop_running(loop) -> bool: asyncio.get_running_loop() is loop (no getpid() call)"},
     {"_aio_configure", (PyCFunction)aio_configure, METH_O,
      "_aio_configure(env): the Python helpers aio_execute() hands unusual cases to"},
     {NULL, NULL, 0, NULL},

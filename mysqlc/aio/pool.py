@@ -64,6 +64,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
+from .. import _core as _mc_core
 from ..constants import SERVER_STATUS
 
 if TYPE_CHECKING:
@@ -227,6 +228,11 @@ class _AcquireContext(_Coroutine["Connection"]):
             await asyncio.shield(resetting)
 
 
+#: ``asyncio.get_running_loop() is loop`` without CPython 3.11's getpid() system call
+#: (src/aio_call.c; configured by mysqlc.aio._statement, imported before this module)
+_running_here = _mc_core._loop_running
+
+
 def _what(value):
     """`value` for an error message: an int as itself, anything else by its type only (a
     DSN given as create_pool's first argument holds a password)."""
@@ -343,9 +349,8 @@ class Pool:
         the pool is open and bound to the running loop, and the connection needs nothing
         (``_verdict`` would say "ok"); else None, and ``_acquire()`` runs."""
         free = self._free
-        if not free or self._waiters or self._closing or \
-                self._loop is not asyncio.get_running_loop():
-            return None
+        if not free or self._waiters or self._closing or not _running_here(self._loop):
+            return None   # (_running_here: asyncio.get_running_loop() is self._loop)
         conn, idle = free[-1]
         if (self._ping_idle is not None and self._clock() - idle > self._ping_idle) or (
                 self._recycle is not None and self._recycle > -1) or not _idle(conn):

@@ -632,7 +632,8 @@ class BaseCursor:
     #: as BaseCursor does (``_one_call`` and ``_plain_text``: ``_direct_class``) and the
     #: cursor is not prepared; cleared when it is made prepared (_set_prepared, also
     #: for a Prepared* class) or given query attributes.
-    #: mysqlc.aio's ``_statement._begin`` reads it for all of those at once.  (False for
+    #: mysqlc.aio's ``_statement._begin`` reads it for all of those at once, so code that
+    #: changes ``_prepared`` or ``_attributes`` goes through those methods.  (False for
     #: an instance whose __init__ did not run.)
     _direct_class = True
     _direct = False

@@ -662,6 +662,19 @@ def _interrupt_throw(exc):
     return interrupt
 
 
+async def _interrupted_leaves_it_gone(conn, coro, interrupt, next_command):
+    """`coro` started (its command sent, the answer awaited), then `interrupt`ed: the
+    connection's lock is free and `next_command()` raises 2006, not "out of sync"."""
+    coro.send(None)
+    interrupt(coro)
+    lock = conn.sync._lock
+    assert lock.acquire(False)
+    lock.release()
+    with pytest.raises(mysqlc.OperationalError) as ei:
+        await next_command()
+    assert ei.value.args[0] == 2006
+
+
 @pytest.mark.parametrize("interrupt", [_interrupt_close, _interrupt_throw(ValueError),
                                        _interrupt_throw(GeneratorExit),
                                        _interrupt_throw(KeyboardInterrupt),
@@ -689,15 +702,8 @@ def test_aio_execute_interrupted_while_waiting_does_not_desync(run, conn_kwargs,
                 await cur.execute("SELECT 1")
                 await cur.execute(q, (0,))   # the text kept: the C path's from here on
                 await cur.execute(q, (0,))
-                coro = start(cur)
-                coro.send(None)        # sent; the response awaited
-                interrupt(coro)
-                lock = conn.sync._lock
-                assert lock.acquire(False)
-                lock.release()
-                with pytest.raises(mysqlc.OperationalError) as ei:
-                    await cur.execute("SELECT 2")
-                assert ei.value.args[0] == 2006
+                await _interrupted_leaves_it_gone(conn, start(cur), interrupt,
+                                                  lambda: cur.execute("SELECT 2"))
             finally:
                 conn.close()
     run(body)
@@ -840,15 +846,8 @@ def test_aio_connection_call_interrupted_while_waiting(run, conn_kwargs, call, i
         conn = await mysqlc.aio.connect(**conn_kwargs)
         try:
             await conn.ping()
-            coro = getattr(conn, call)()
-            coro.send(None)        # sent; the answer awaited
-            interrupt(coro)
-            lock = conn.sync._lock
-            assert lock.acquire(False)
-            lock.release()
-            with pytest.raises(mysqlc.OperationalError) as ei:
-                await conn.ping()
-            assert ei.value.args[0] == 2006
+            await _interrupted_leaves_it_gone(conn, getattr(conn, call)(), interrupt,
+                                              conn.ping)
         finally:
             conn.close()
     run(body)

@@ -36,9 +36,10 @@
 #include <unistd.h>
 
 /* the Python names this file uses (interned once, st->aio_names) */
-enum { N_throw, N_close, N_running_loop_key, N_COUNT };
+enum { N_throw, N_close, N_running_loop_key, N_reset, N_rollback, N_autocommit, N_COUNT };
 static const char *const aio_name_text[N_COUNT] = {"throw", "close",
-                                                   "__asyncio_running_event_loop__"};
+                                                   "__asyncio_running_event_loop__",
+                                                   "reset", "rollback", "autocommit"};
 
 /* what _statement.py gives (_core._aio_configure), st->aio_env */
 enum {
@@ -965,6 +966,63 @@ static PyObject *loop_running(PyObject *module, PyObject *loop) {
     return PyBool_FromLong(on_running_loop(st, loop));
 }
 
+/* ---------------------------------------------------------------- the pool's checks
+ *
+ * mysqlc.aio.pool reads a pooled connection's C state twice per acquire and release
+ * (_idle) and once per release (_SessionStart.restore_needed).  From Python each read
+ * is a getset lookup CPython 3.11 does not specialize (about 190 instructions, and an
+ * int or bool made); these take the C fields in one call. */
+
+/* _core._pool_idle(core, stream) -> bool: `core` a _core.Connection open (its socket),
+   with no result, rows or server-side cursor unread (core.unread) and no pipelined
+   response pending (core.pipe_pending), and `stream` its AioStream not ended by
+   asyncio (not stream._state).  False for objects of other types. */
+static PyObject *pool_idle(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_pool_idle(core, stream)");
+        return NULL;
+    }
+    mc_state *st = mc_state_from_module(module);
+    if (!PyObject_TypeCheck(args[0], st->ConnectionType) ||
+            !PyObject_TypeCheck(args[1], st->AioStreamType))
+        Py_RETURN_FALSE;
+    mc_conn *c = (mc_conn *)args[0];
+    if (c->fd < 0 || c->state == ST_ROWS || c->state == ST_MORE || c->state == ST_CURSOR ||
+            c->pipe_pending != 0)
+        Py_RETURN_FALSE;
+    return PyBool_FromLong(mc_aio_stream_open(args[1]));
+}
+
+/* _core._session_need(core, seq, autocommit) -> None, "reset", "rollback" or
+   "autocommit": what a pooled connection's session needs on release, from the core's
+   state after its last response (no I/O).  "reset": `seq` is an int (session state
+   tracked) and core.session_track_seq moved from it; "rollback": a transaction is open
+   (SERVER_STATUS_IN_TRANS); "autocommit": SERVER_STATUS_AUTOCOMMIT is not `autocommit`
+   (a bool).  In that order, as mysqlc.aio.pool._SessionStart.restore_needed. */
+static PyObject *session_need(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "_session_need(core, seq, autocommit)");
+        return NULL;
+    }
+    mc_state *st = mc_state_from_module(module);
+    if (!PyObject_TypeCheck(args[0], st->ConnectionType)) {
+        PyErr_SetString(PyExc_TypeError, "_session_need(): core is not a _core.Connection");
+        return NULL;
+    }
+    mc_conn *c = (mc_conn *)args[0];
+    if (args[1] != Py_None) {
+        unsigned long long seq = PyLong_AsUnsignedLongLong(args[1]);
+        if (seq == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+        if (seq != c->track_seq) return Py_NewRef(NAME(st, N_reset));
+    }
+    if (c->server_status & SERVER_STATUS_IN_TRANS) return Py_NewRef(NAME(st, N_rollback));
+    int autocommit = PyObject_IsTrue(args[2]);
+    if (autocommit < 0) return NULL;
+    if (!(c->server_status & SERVER_STATUS_AUTOCOMMIT) != !autocommit)
+        return Py_NewRef(NAME(st, N_autocommit));
+    Py_RETURN_NONE;
+}
+
 /* _core._aio_configure(env): the Python helpers of mysqlc/aio/_statement.py (E_*) */
 static PyObject *aio_configure(PyObject *module, PyObject *env) {
     mc_state *st = mc_state_from_module(module);
@@ -986,6 +1044,12 @@ static PyMethodDef aio_call_functions[] = {
      "given (None: any)"},
     {"_loop_running", (PyCFunction)loop_running, METH_O,
      "_loop_running(loop) -> bool: asyncio.get_running_loop() is loop (no getpid() call)"},
+    {"_pool_idle", (PyCFunction)(void (*)(void))pool_idle, METH_FASTCALL,
+     "_pool_idle(core, stream) -> bool: core open with nothing unread or pipelined "
+     "pending, stream not ended (mysqlc.aio.pool)"},
+    {"_session_need", (PyCFunction)(void (*)(void))session_need, METH_FASTCALL,
+     "_session_need(core, seq, autocommit) -> None, 'reset', 'rollback' or 'autocommit' "
+     "(mysqlc.aio.pool)"},
     {"_aio_configure", (PyCFunction)aio_configure, METH_O,
      "_aio_configure(env): the Python helpers aio_execute() hands unusual cases to"},
     {NULL, NULL, 0, NULL},

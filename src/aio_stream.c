@@ -723,6 +723,12 @@ int mc_aio_stream_ready(PyObject *stream) {
     return !t;
 }
 
+/* The stream is open: asyncio has not ended it (the pool's idle check, mysqlc.aio.pool
+   _idle: `not proto._state`): 1 or 0 */
+int mc_aio_stream_open(PyObject *stream) {
+    return ((aio_stream *)stream)->state == 0;
+}
+
 /* The engine's bytes for the server (transport_py.c write_bytes): 0 once asyncio took them
    (and, when `block`, once its buffer is below the high-water mark again: the Python
    half's _write_wait), 1 when that did not happen within `timeout` seconds, 3 when the

@@ -302,6 +302,7 @@ int mc_py_recv_done(mc_conn *c, Py_ssize_t n);
 int mc_aio_stream_write(PyObject *stream, PyObject *data, double timeout, int block);
 PyObject *mc_aio_stream_wait(PyObject *stream);
 int mc_aio_stream_ready(PyObject *stream);
+int mc_aio_stream_open(PyObject *stream);
 
 #define MC_TRANSPORT_PY_METHODS \
     {"_transport_buffer", (PyCFunction)Conn_transport_buffer, METH_O, \

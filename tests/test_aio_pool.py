@@ -1199,3 +1199,81 @@ def test_release_inside_a_pipeline_closes(conn_kwargs):
                     await c.execute("SELECT @x")
                     assert await c.fetchall() == ((None,),)
     run(main())
+
+
+def test_c_checks_agree_with_the_core(conn_kwargs):
+    """``_core._pool_idle`` and ``_core._session_need`` (the pool's idle check and
+    restore_needed, one C call each) say what the core's and the stream's attributes
+    say, in every state that changes them: idle, rows unread, a pipelined response
+    pending, a transaction open, autocommit changed, a tracked change of the session,
+    the core closed, the stream ended, and objects of other types."""
+    from mysqlc import _core
+    from mysqlc.aio.pool import _idle
+
+    def idle_by_attributes(core, proto):
+        return bool(core.open and not core.unread and not core.pipe_pending
+                    and not proto._state)
+
+    def check(conn, seq, autocommit):
+        sync = conn.sync
+        core, proto = sync._conn, sync._proto
+        idle = _core._pool_idle(core, proto)
+        assert idle is idle_by_attributes(core, proto)
+        status = core.server_status
+        want = ("reset" if seq is not None and core.session_track_seq != seq else
+                "rollback" if status & 1 else
+                "autocommit" if bool(status & 2) != autocommit else None)
+        assert _core._session_need(core, seq, autocommit) == want
+        return idle, want
+
+    async def main():
+        conn = await mysqlc.aio.connect(autocommit=True, **conn_kwargs)
+        try:
+            seq = conn.sync._conn.session_track_seq
+            assert check(conn, seq, True) == (True, None)
+            assert check(conn, None, False) == (True, "autocommit")
+            assert check(conn, seq + 1, True) == (True, "reset")
+            cur = conn.cursor(mysqlc.aio.SSCursor)
+            await cur.execute("SELECT 1 UNION SELECT 2")
+            assert check(conn, seq, True)[0] is False           # rows unread
+            assert _idle(conn) is False
+            await cur.fetchall()
+            await cur.close()
+            assert check(conn, seq, True) == (True, None)
+            await conn.begin()
+            assert check(conn, seq, True) == (True, "rollback")
+            assert check(conn, seq + 1, True) == (True, "reset")   # reset first
+            await conn.rollback()
+            await conn.autocommit(False)
+            assert check(conn, seq, True) == (True, "reset")       # a tracked variable
+            assert check(conn, None, True) == (True, "autocommit")   # (untracked)
+            await conn.autocommit(True)
+            async with conn.cursor() as c2:
+                await c2.execute("SET @pool_check = 1")
+            assert check(conn, seq, True) == (True, "reset")       # tracked change
+            seq = conn.sync._conn.session_track_seq
+            async with conn.pipeline():
+                q = conn.cursor()
+                await q.execute("SELECT 1")
+                assert check(conn, seq, True)[0] is False       # response pending
+                await q.fetchall()
+            assert check(conn, seq, True) == (True, None)
+            core, proto = conn.sync._conn, conn.sync._proto
+            for a, b in ((None, proto), (core, None), (proto, core), (1, 2)):
+                assert _core._pool_idle(a, b) is False
+            with pytest.raises(TypeError):
+                _core._session_need(None, None, True)
+            with pytest.raises(TypeError):
+                _core._pool_idle(core)
+            with pytest.raises(TypeError):
+                _core._session_need(core, "x", True)
+            with pytest.raises(OverflowError):
+                _core._session_need(core, -1, True)
+            proto.transport.abort()            # the stream ended by asyncio
+            await asyncio.sleep(0)
+            assert proto._state and core.open and check(conn, seq, True)[0] is False
+            core.close()                       # the core closed, the stream not
+            assert not core.open and _core._pool_idle(core, proto) is False
+        finally:
+            conn.close()
+    run(main())

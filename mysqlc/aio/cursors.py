@@ -154,7 +154,7 @@ class BaseCursor:
         conn = cur.connection
         if conn is not None:
             core = conn._conn
-            if core is not None and core.open and core.unread:   # conn._pending()
+            if core is not None and core.unread and core.open:   # conn._pending()
                 await self._worker.run(cur.close)
                 return
         cur.close()

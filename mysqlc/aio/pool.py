@@ -131,9 +131,6 @@ async def _create_pool(minsize, maxsize, echo, pool_recycle, ping_idle, connect_
     return pool
 
 
-_IN_TRANS = SERVER_STATUS.SERVER_STATUS_IN_TRANS
-_AUTOCOMMIT = SERVER_STATUS.SERVER_STATUS_AUTOCOMMIT
-
 _T = TypeVar("_T")
 
 
@@ -231,6 +228,8 @@ class _AcquireContext(_Coroutine["Connection"]):
 #: ``asyncio.get_running_loop() is loop`` without CPython 3.11's getpid() system call
 #: (src/aio_call.c; configured by mysqlc.aio._statement, imported before this module)
 _running_here = _mc_core._loop_running
+_pool_idle = _mc_core._pool_idle
+_session_need = _mc_core._session_need
 
 
 def _what(value):
@@ -802,7 +801,7 @@ class _SessionStart:
     server that refuses it) only autocommit is known, from the status flags of the
     server's last OK packet, and it alone is restored."""
 
-    __slots__ = ("seq", "autocommit", "tracked", "login")
+    __slots__ = ("seq", "autocommit", "login")
 
     def __init__(self, conn):
         self.login = (conn.sync.user, conn.sync._password)
@@ -810,27 +809,21 @@ class _SessionStart:
 
     def note(self, conn):
         engine = conn.sync
-        self.seq = _core(conn).session_track_seq
+        # the session's track count, None when its state is not tracked
+        self.seq = _core(conn).session_track_seq if engine._state_tracked else None
         self.autocommit = engine.get_autocommit()
-        self.tracked = engine._state_tracked
 
     def restore_needed(self, conn):
         """What release must do (no I/O): None, "reset" (the session), "rollback"
         (an open transaction), "autocommit" (set it back), "close" (logged in as
-        another user with change_user(): a reset keeps the login)."""
+        another user with change_user(): a reset keeps the login).  The core's part
+        is one C call (``_core._session_need``: session_track_seq against ``seq``,
+        then server_status's SERVER_STATUS_IN_TRANS and SERVER_STATUS_AUTOCOMMIT)."""
         engine = conn._sync_obj
         login = self.login
         if engine.user != login[0] or engine._password != login[1]:
             return "close"
-        core = engine._conn
-        if self.tracked and core.session_track_seq != self.seq:
-            return "reset"
-        status = core.server_status
-        if status & _IN_TRANS:
-            return "rollback"
-        if bool(status & _AUTOCOMMIT) != self.autocommit:
-            return "autocommit"
-        return None
+        return _session_need(engine._conn, self.seq, self.autocommit)
 
     async def restore(self, conn, need):
         if need == "close":
@@ -900,16 +893,15 @@ def _idle(conn):
     still uses), no response left unread (``core.unread``: rows, further results, a
     server-side cursor), no ``pipeline()`` block open and no pipelined response unread
     (the next user would get them, and a session change not reported yet).  A
-    connection whose state cannot be read (closed underneath) is not idle."""
+    connection whose state cannot be read (closed underneath) is not idle.  The core's
+    and the stream's part is one C call (``_core._pool_idle``: core.open, core.unread,
+    core.pipe_pending, the stream's _state; False for a core or stream that is None)."""
     if conn._worker.busy:
         return False
     try:
         engine = conn._sync_obj
-        core = engine._conn
-        proto = engine._proto
-        return not (engine._closed or core is None or proto is None or proto._state
-                    or not core.open or core.unread or engine._pipeline is not None
-                    or core.pipe_pending)
+        return not (engine._closed or engine._pipeline is not None) and \
+            _pool_idle(engine._conn, engine._proto)
     except Exception:
         return False
 

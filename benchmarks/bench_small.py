@@ -74,6 +74,20 @@ Columns (per statement and cell; median over the repeats, best in parentheses)
   over the wall time (how many of the machine's cores the server kept busy: near the
   core count, the server sets the ceiling of stmts/s, not the client).
 
+The ceiling (pooled modes): the same statements from ``mariadb-slap`` (MariaDB's C load
+client, libmariadb, one thread per connection; ``mysqlslap`` where that is the name),
+``--pool-size`` connections, ``--ceiling-n`` statements (default ``--pool-n``, at least
+20,000), once per round after the drivers' cells: how many statements/s this machine's server answers when the client costs almost
+nothing.  Its statements are the drivers' with the parameters written in: the point SELECT
+and the UPDATE take the row ``CONNECTION_ID() % 10000 + 1`` (a constant per statement: a
+primary-key lookup; one row per connection, so the connections never wait for each
+other's row locks), the INSERT fixed values.  The statements run are counted from the
+server's ``Com_select`` / ``Com_insert`` / ``Com_update`` (the INSERT's and the UPDATE's
+also from the table, as the drivers' checks do); stmts/s is that count over slap's own
+"seconds to run all queries".  ``CPU µs/stmt`` is then slap's (its threads, connecting
+included).  Leave it out with ``--no-ceiling``; it is skipped when no slap binary is found
+or the server's CPU cannot be read (not a local server).
+
 Targets (issue 22), computed from the run and printed MET / MISSED: sync above-ping CPU
 mysqlc / mysqlclient <= 0.5 (seq); mysqlc.aio / asyncmy client CPU per statement <= 0.7
 on each loop (seq); pooled statements/s mysqlc.aio / asyncmy >= 1.3 (each pooled mode and
@@ -110,8 +124,11 @@ import gc  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import platform  # noqa: E402
+import re  # noqa: E402
 import resource  # noqa: E402
+import shutil  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 
@@ -153,6 +170,21 @@ CREATE = {
                    "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4",
 }
 WORKER_TIMEOUT = 900
+#: the ceiling's client (MariaDB's load tool), first found on PATH
+SLAP_BINARIES = ("mariadb-slap", "mysqlslap")
+SLAP = "mariadb-slap"   # its cell's driver name
+#: the ceiling's statements: the drivers' with the parameters written in (docstring)
+SLAP_SQL = {
+    "select1": "SELECT 1",
+    "point": "SELECT id, a, b, c FROM t_small WHERE id = CONNECTION_ID() %% %d + 1"
+             % TABLE_ROWS,
+    "insert": "INSERT INTO t_small_ins (a, b, c) VALUES (1, 'ins slap', 0.125)",
+    "update": "UPDATE t_small_upd SET a = a + 1, c = 0.5 WHERE id = CONNECTION_ID() %% %d "
+              "+ 1" % TABLE_ROWS,
+}
+#: the server's counter of each statement's command (SHOW GLOBAL STATUS)
+SLAP_COUNTER = {"select1": "Com_select", "point": "Com_select", "insert": "Com_insert",
+                "update": "Com_update"}
 TARGET_SYNC = 0.5
 TARGET_AIO_CPU = 0.7
 TARGET_POOLED = 1.3
@@ -624,6 +656,78 @@ def setup_tables(connect):
     return info
 
 
+def slap_binary():
+    """The path of the ceiling's client, or None."""
+    for name in SLAP_BINARIES:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def slap_statement(binary, connect, server_pid, stmt, conns, n):
+    """One ceiling run: ``n`` statements ``stmt`` from ``conns`` connections of
+    mariadb-slap; a worker-shaped result ({"statements": {stmt: run}}, the run's ``n``
+    the statements the server counted)."""
+    mod = bench.import_driver("mysqlc")
+    conn = mod.connect(charset="utf8mb4", autocommit=True, **dict(
+        connect, **bench.transport_kwargs("mysqlc", "plain", None)))
+    cur = conn.cursor()
+
+    async def q(sql, args=None):
+        cur.execute(sql, args)
+        return [tuple(r) for r in cur.fetchall()]
+
+    def counter():
+        cur.execute("SHOW GLOBAL STATUS LIKE %s", (SLAP_COUNTER[stmt],))
+        return int(cur.fetchall()[0][1])
+
+    cmd = [binary, "--no-defaults", "--user=%s" % connect["user"],
+           "--password=%s" % connect["password"], "--create-schema=%s" % connect["database"],
+           "--no-drop", "--concurrency=%d" % conns, "--iterations=1",
+           "--number-of-queries=%d" % n, "--query=%s" % SLAP_SQL[stmt]]
+    if connect.get("unix_socket"):
+        cmd.append("--socket=%s" % connect["unix_socket"])
+    else:
+        cmd += ["--host=%s" % connect["host"], "--port=%d" % connect["port"],
+                "--protocol=tcp"]
+    try:
+        before = asyncio.run(check_before(stmt, q))
+        c0 = counter()
+        gc.collect()
+        ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        s0 = server_cpu_seconds(server_pid)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=WORKER_TIMEOUT)
+        s1 = server_cpu_seconds(server_pid)
+        ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = counter() - c0
+        if proc.returncode != 0:
+            return {"error": "%s exited %d: %s" % (os.path.basename(binary), proc.returncode,
+                                                    (proc.stderr or proc.stdout)[-300:])}
+        m = re.search(r"Average number of seconds to run all queries: ([0-9.]+)",
+                      proc.stdout)
+        if not m or float(m.group(1)) <= 0:
+            return {"error": "no time in the output of %s: %s" % (binary, proc.stdout[-300:])}
+        run = {"n": done, "wall_s": float(m.group(1)),
+               "cpu_s": (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime),
+               "server_cpu_s": (s1 - s0) if s0 is not None and s1 is not None else None,
+               "conns": conns, "asked": n}
+        run["check"] = asyncio.run(check_after(stmt, q, before, done)) if done > 0 else \
+            "the server counted no %s" % SLAP_COUNTER[stmt]
+        return {"statements": {stmt: run}, "version": slap_version(binary)}
+    finally:
+        conn.close()
+
+
+def slap_version(binary):
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                             timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return out.split(" from ")[0] if out else "?"
+
+
 def cell_key(driver, mode, loop):
     return "%s|%s|%s" % (driver, mode, loop)
 
@@ -668,10 +772,11 @@ def figures(run):
     """Per-statement figures of one timed run (µs, /s, ms, cores)."""
     n = run["n"]
     cpu_us = run["cpu_s"] / n * 1e6
-    ping_us = run["ping_cpu_s"] / run["pings"] * 1e6
-    f = {"cpu_us": cpu_us, "ping_us": ping_us, "above_us": cpu_us - ping_us,
-         "sps": n / run["wall_s"] if run["wall_s"] > 0 else float("inf"),
-         "ping_wall_us": run["ping_wall_s"] / run["pings"] * 1e6}
+    f = {"cpu_us": cpu_us, "sps": n / run["wall_s"] if run["wall_s"] > 0 else float("inf")}
+    if run.get("pings"):   # (the ceiling's runs have none)
+        ping_us = run["ping_cpu_s"] / run["pings"] * 1e6
+        f.update(ping_us=ping_us, above_us=cpu_us - ping_us,
+                 ping_wall_us=run["ping_wall_s"] / run["pings"] * 1e6)
     if run.get("server_cpu_s") is not None:
         f["server_us"] = run["server_cpu_s"] / n * 1e6
         f["server_cores"] = run["server_cpu_s"] / run["wall_s"]
@@ -732,6 +837,19 @@ def build_summaries(doc):
             if runs:
                 summary[key][stmt] = summarize_cell(runs)
     doc["summary"], doc["checks"] = summary, checks
+    ceiling = {}
+    for stmt, rounds in doc.get("ceiling_runs", {}).items():
+        runs = [r["statements"][stmt] for r in rounds if r.get("statements", {}).get(stmt)]
+        bad = [r["check"] for r in runs if r["check"] != "ok"]
+        errors = [r["error"] for r in rounds if r.get("error")]
+        ceiling[stmt] = {"check": bad[0] if bad else errors[0] if errors else "ok",
+                         "summary": summarize_cell(runs) if runs and not bad else None}
+    doc["ceiling"] = ceiling
+
+
+def ceiling_summary(doc, stmt):
+    c = doc.get("ceiling", {}).get(stmt)
+    return c["summary"] if c and c["check"] == "ok" else None
 
 
 def cell_summary(doc, driver, mode, loop, stmt):
@@ -777,6 +895,22 @@ def report_lines(doc):
                 rows.append(cells)
         if rows:
             bench.print_table(headers, rows, out)
+    if doc.get("ceiling"):
+        c = doc["ceiling_info"]
+        out += ["", "== ceiling: %s, %d connections (one thread each), %s statements per "
+                "run; median (best) of %d ==" % (c["version"], c["conns"],
+                                                 bench.fmt_int(c["n"]), doc["repeat"])]
+        rows = []
+        for stmt in doc["statements"]:
+            if stmt not in doc["ceiling"]:
+                continue
+            s = ceiling_summary(doc, stmt)
+            check = doc["ceiling"][stmt]["check"]
+            rows.append([stmt, fmt_mb(s, "sps", 0), fmt_mb(s, "cpu_us"),
+                         fmt(med(s, "server_us")), fmt(med(s, "server_cores"), 2),
+                         check if len(check) < 40 else check[:37] + "..."])
+        bench.print_table(["statement", "stmts/s", "slap CPU µs/stmt", "server µs/stmt",
+                           "server cores", "check"], rows, out)
     notes = []
     for key, rounds in doc["runs"].items():
         for r in rounds:
@@ -835,6 +969,10 @@ def evaluate_targets(doc):
                         fmt(med(peer, "p99_ms"), 2), fmt(med(me, "max_ms"), 1),
                         fmt(med(peer, "max_ms"), 1), fmt(med(me, "server_cores"), 2),
                         fmt(med(peer, "server_cores"), 2))
+                    top = ceiling_summary(doc, stmt)
+                    if top:
+                        text += "; ceiling %s/s = %.2fx asyncmy" % (
+                            bench.fmt_int(med(top, "sps")), med(top, "sps") / b)
                     add("pooled stmts/s mysqlc-aio/asyncmy >= %.1f" % TARGET_POOLED, stmt,
                         mode, loop, text, a / b >= TARGET_POOLED)
     kinds = []
@@ -907,13 +1045,18 @@ def chart(doc, path):
                 ax.bar(xs, ys, width, label=cell_label(d, lp),
                        color=colors[DRIVERS.index(d) % len(colors)],
                        hatch="//" if lp == "uvloop" else None)
+            top = ceiling_summary(doc, stmt)
+            if top:
+                ax.axhline(med(top, "sps"), color="black", linestyle="--", linewidth=1,
+                           label="ceiling (%s)" % SLAP)
             ax.set_xticks(range(len(pooled_modes)))
             ax.set_xticklabels(pooled_modes, fontsize=8)
             ax.set_title("%s, pooled (pool of %d)" % (stmt, doc["pool_size"]), fontsize=9)
             ax.set_ylabel("statements/s (median wall); higher is better", fontsize=7)
             ax.grid(axis="y", alpha=0.3)
         handles, labels = axes[row][0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower center", ncol=min(8, len(keys)), fontsize=7)
+        fig.legend(handles, labels, loc="lower center", ncol=min(9, len(keys) + 1),
+                   fontsize=7)
     fig.suptitle("benchmarks/bench_small.py: the cost of one statement; %s, %s cores, %s, "
                  "%s" % (doc["machine"]["cpu"], doc["machine"]["cores"],
                          doc["transport"].split(" /")[0], doc["started"]), fontsize=9)
@@ -952,6 +1095,11 @@ def main(argv=None):
                         "blocks (default 10)")
     p.add_argument("--repeat", type=int, default=3,
                    help="rounds; each starts every cell once (default 3)")
+    p.add_argument("--no-ceiling", action="store_true",
+                   help="pooled modes: leave out the ceiling (mariadb-slap's stmts/s)")
+    p.add_argument("--ceiling-n", type=int, default=None,
+                   help="statements per ceiling run (default: --pool-n, at least 20000: "
+                        "slap reports its time in ms)")
     p.add_argument("--tcp", action="store_true",
                    help="TCP to the server instead of its unix socket")
     p.add_argument("--dsn", help="an existing server, mysql://user:pw@host:port/db"
@@ -1080,11 +1228,24 @@ def run_all(args, srv, server_kind, probes, drivers, modes, loops, statements, c
                   % (args.repeat, args.warmup, bench.fmt_int(args.n), bench.fmt_int(pings),
                      args.blocks, bench.fmt_int(args.pool_n), args.pool_size,
                      bench.fmt_int(pool_pings)))
+    slap = None
+    slap_n = args.ceiling_n or max(args.pool_n, 20000)
+    if any(parse_mode(m) for m in modes) and not args.no_ceiling:
+        slap = slap_binary()
+        why = None if slap else "no %s on PATH" % " or ".join(SLAP_BINARIES)
+        if slap and not server_pid:
+            slap, why = None, "the server's CPU cannot be read (not a local server)"
+        if slap:
+            header.append("ceiling : %s, %d connections, %s statements per run, once per "
+                          "round" % (slap, args.pool_size, bench.fmt_int(slap_n)))
+        else:
+            header.append("ceiling : not measured (%s)" % why)
     load_start = os.getloadavg()
     header.append("load    : %.2f %.2f %.2f (1/5/15 min) at the start" % load_start)
     print("\n".join(header), flush=True)
 
     runs = {cell_key(*c): [] for c in cells}
+    ceiling_runs = {stmt: [] for stmt in statements} if slap else {}
     classes = {}
     for r in range(args.repeat):
         order = round_order(cells, drivers, r)
@@ -1108,6 +1269,17 @@ def run_all(args, srv, server_kind, probes, drivers, modes, loops, statements, c
                 runs[key].append({"error": err})
                 print("  round %d  %-6s %-24s FAILED: %s" % (r + 1, m, cell_label(d, lp), err),
                       flush=True)
+        for stmt in (stmts if slap else ()):
+            t0 = time.perf_counter()
+            try:
+                res = slap_statement(slap, connect, server_pid, stmt, args.pool_size, slap_n)
+            except Exception as exc:
+                res = {"error": "%s: %s" % (type(exc).__name__, exc)}
+            ceiling_runs[stmt].append(res)
+            print("  round %d  %-6s %-24s %s" % (
+                r + 1, "ceil", "%s %s" % (SLAP, stmt),
+                "FAILED: %s" % res["error"] if res.get("error") else
+                "%6.1f s" % (time.perf_counter() - t0)), flush=True)
     n_header = len(header)
     for key, (cls, pool_kind) in sorted(classes.items()):
         d, m, lp = key.split("|")
@@ -1128,6 +1300,10 @@ def run_all(args, srv, server_kind, probes, drivers, modes, loops, statements, c
         "pool_pings": pool_pings, "blocks": args.blocks,
         "repeat": args.repeat, "transport": transport,
         "server": dict(setup, kind=server_kind, pid=server_pid), "runs": runs,
+        "ceiling_runs": ceiling_runs,
+        "ceiling_info": {"binary": slap, "conns": args.pool_size, "n": slap_n,
+                         "version": next((r.get("version") for rs in ceiling_runs.values()
+                                          for r in rs if r.get("version")), SLAP)},
     }
     build_summaries(doc)
     doc["targets"] = evaluate_targets(doc)
@@ -1149,6 +1325,8 @@ def run_all(args, srv, server_kind, probes, drivers, modes, loops, statements, c
         print("wrote %s" % args.chart)
     problems = [(k, s, c) for k, per in doc["checks"].items() for s, c in per.items()
                 if c != "ok"]
+    problems += [(cell_key(SLAP, "ceiling", NO_LOOP), s, c["check"])
+                 for s, c in doc["ceiling"].items() if c["check"] != "ok"]
     if problems:
         print("PROBLEMS: " + "; ".join("%s %s: %s" % (k.replace("|", " "), s, c)
                                        for k, s, c in problems))

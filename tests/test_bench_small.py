@@ -34,7 +34,7 @@ def run(server, tmp_path_factory):
     cmd = [sys.executable, os.path.join(BENCH, "bench_small.py"), "--dsn", _dsn(server),
            "--drivers", "mysqlc,mysqlc-aio", "--modes", "seq,pool10", "--loops", "asyncio",
            "--n", "200", "--pool-n", "200", "--warmup", "20", "--pings", "100",
-           "--blocks", "2", "--repeat", "2", "--json", str(out)]
+           "--blocks", "2", "--repeat", "2", "--ceiling-n", "300", "--json", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     with open(out) as f:
@@ -64,6 +64,34 @@ def test_every_cell_ran_and_checked(run):
     for label in ("mysqlc ", "mysqlc-aio@asyncio"):
         assert label in proc.stdout
     assert "== seq:" in proc.stdout and "== pool10:" in proc.stdout
+
+
+def test_ceiling(run):
+    """The pooled modes' ceiling: the same statements from mariadb-slap, counted by the
+    server and checked as the drivers' are, or a header line saying why it is not
+    measured (no slap binary on this machine)."""
+    proc, doc = run
+    if bench_small.slap_binary() is None:
+        assert "ceiling : not measured (no mariadb-slap or mysqlslap on PATH)" in proc.stdout
+        assert doc["ceiling"] == {}
+        return
+    assert "== ceiling: " in proc.stdout
+    assert set(doc["ceiling"]) == set(STATEMENTS)
+    for stmt in STATEMENTS:
+        assert doc["ceiling"][stmt]["check"] == "ok", doc["ceiling"][stmt]
+        runs = [r["statements"][stmt] for r in doc["ceiling_runs"][stmt]]
+        assert len(runs) == 2                          # --repeat 2
+        for r in runs:   # "not exact" in slap's words: the server's count is used
+            assert 250 <= r["n"] <= 300 and r["wall_s"] > 0 and r["conns"] == 10, r
+            assert r["server_cpu_s"] is not None
+        s = doc["ceiling"][stmt]["summary"]
+        assert s["sps"]["median"] > 0 and s["cpu_us"]["median"] > 0
+        assert "ping_us" not in s
+    # beside the pooled target, as its ratio to the peer's statements/s
+    measured = bench_small.evaluate_targets(_with_peers(doc, (15.0, 10.0, 25.0),
+                                                        (30.0, 10.0, 50.0)))
+    pooled = [t["measured"] for t in measured if t["target"].startswith("pooled")]
+    assert len(pooled) == len(STATEMENTS) and all("; ceiling " in m for m in pooled)
 
 
 def statistics_median(xs):

@@ -108,6 +108,10 @@ _NOT_EXECUTED = "execute() first"
 #: cursor (COM_STMT_FETCH); otherwise True (rows on the wire) or False (none left)
 _FETCH = "server cursor"
 
+#: ``SSCursor._fetchone_ready()``: the row is not there without a wait (or fetchone()
+#: must read it itself)
+_NOT_READY = object()
+
 
 def _lost_rows_error(conn):
     """What fetching from an unbuffered cursor raises once its connection is closed:
@@ -1621,9 +1625,13 @@ class SSCursor(BaseCursor):
     #: most: rows of MiB-sized BLOBs come a few at a time, small rows hundreds at once
     _batch_bytes = 1 << 20
 
-    def _pull(self, n, max_bytes=0):
+    def _pull(self, n, max_bytes=0, wait=True, held=0):
         """Up to `n` rows (all when n < 0) from the wire, fewer once they add up to
-        `max_bytes` of packets (when > 0); [] when done."""
+        `max_bytes` of packets (when > 0); [] when done.  With `wait` False only rows
+        already received (``core.fetch(wait=False)``; not for a server-side cursor): []
+        with ``_streaming`` still true when the next row has not all arrived.  `held`:
+        rows read earlier that the caller returns with these, not yet counted in
+        :attr:`rownumber` (``_pull_ahead``): the end's :attr:`rowcount` counts them."""
         if self._ahead:
             return self._pull_ahead(n, max_bytes)
         streaming = getattr(self, "_streaming", False)
@@ -1637,21 +1645,38 @@ class SSCursor(BaseCursor):
             return []
         core = conn._conn
         if streaming is _FETCH and not core.rows_pending:
-            return self._fetch_from_server_cursor(core, n)
+            return self._fetch_from_server_cursor(core, n, held)
         try:
-            rows = core.fetch(n, self._keys, max_bytes)
+            rows = core.fetch(n, self._keys, max_bytes, wait)
         except Error as exc:
             conn._note_error(exc)
             raise
         if not core.rows_pending:
             self._streaming = False
-            self.rowcount = self.rownumber + len(rows)
+            self.rowcount = self.rownumber + held + len(rows)
             self.warning_count = core.warning_count
         return rows
 
-    def _fetch_from_server_cursor(self, core, n):
+    def _fetchone_ready(self) -> Any:
+        """fetchone() when it needs no wait (mysqlc.aio's unbuffered fetchone() without
+        the connection's greenlet): the next row when the engine holds all of its bytes
+        already, None at the end of the rows -- rows, rownumber, rowcount and errors as
+        fetchone() gives them.  :data:`_NOT_READY`, having changed nothing, when reading
+        the row would wait for the server, and in the cases fetchone() reads otherwise
+        (not executed yet or a pipelined result, rows read ahead, a server-side
+        cursor): the caller then calls fetchone()."""
+        if self._rows is None or self._ahead or getattr(self, "_streaming", False) is _FETCH:
+            return _NOT_READY
+        rows = self._pull(1, 0, False)
+        if rows:
+            self.rownumber += 1
+            return rows[0]
+        return _NOT_READY if self._streaming else None
+
+    def _fetch_from_server_cursor(self, core, n, held=0):
         """Up to `n` rows (all when n < 0) of the prepared statement's server-side
-        cursor, fetched in batches of :attr:`arraysize` (COM_STMT_FETCH)."""
+        cursor, fetched in batches of :attr:`arraysize` (COM_STMT_FETCH); `held` as
+        :meth:`_pull`'s."""
         out = []
         buf = self._buffer
         while n < 0 or len(out) < n:
@@ -1666,7 +1691,7 @@ class SSCursor(BaseCursor):
             del buf[:take]
         if not buf and not core.cursor_open:
             self._streaming = False
-            self.rowcount = self.rownumber + len(out)
+            self.rowcount = self.rownumber + held + len(out)
         return out
 
     def fetchone(self) -> Optional[tuple[Any, ...]]:
@@ -1717,7 +1742,7 @@ class SSCursor(BaseCursor):
         self._ahead = None
         rows = list(ahead)
         if n < 0 or len(rows) < n:
-            rows += self._pull(n if n < 0 else n - len(rows), max_bytes)
+            rows += self._pull(n if n < 0 else n - len(rows), max_bytes, held=len(rows))
         return rows
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:

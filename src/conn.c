@@ -747,11 +747,18 @@ static int set_pipe_bound(mc_conn *c, PyObject *v, void *bytes) {
     return 0;
 }
 
+/* fetch(n=-1, keys=None, max_bytes=0, wait=True) -> list of up to n rows of the current
+   result (all when n < 0), fewer once their packets add up to max_bytes (> 0).  With
+   wait=False the engine never waits for bytes (c->nowait): the rows whose packets are
+   all received already, possibly none (rows_pending then still true; mysqlc.aio's
+   unbuffered fetchone() without the greenlet). */
 static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"n", "keys", "max_bytes", NULL};
+    static char *kwlist[] = {"n", "keys", "max_bytes", "wait", NULL};
     Py_ssize_t limit = -1, max_bytes = 0;
     PyObject *keys = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nOn", kwlist, &limit, &keys, &max_bytes))
+    int wait = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nOnp", kwlist, &limit, &keys, &max_bytes,
+                                     &wait))
         return NULL;
     if (keys == Py_None) keys = NULL;
     if (keys && (!PyTuple_Check(keys) || PyTuple_GET_SIZE(keys) != c->plan_len)) {
@@ -759,7 +766,9 @@ static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
         return NULL;
     }
     if (mc_conn_enter(c) < 0) return NULL;
+    c->nowait = !wait;
     PyObject *list = mc_fetch_rows_bounded(c, limit, keys, max_bytes > 0 ? (size_t)max_bytes : 0);
+    c->nowait = 0;
     mc_conn_leave(c);
     return list;
 }
@@ -1316,8 +1325,9 @@ static PyMethodDef Conn_methods[] = {
      "query_attributes(sql: bytes, attributes: sequence of (name, value), encoding='utf-8')"
      " -> field count: COM_QUERY with query attributes (CLIENT_QUERY_ATTRIBUTES)"},
     {"fetch", (PyCFunction)(void (*)(void))Conn_fetch, METH_VARARGS | METH_KEYWORDS,
-     "fetch(n=-1, keys=None, max_bytes=0) -> list of rows (at most n; stops once the rows"
-     " read add up to max_bytes of packets, when > 0)"},
+     "fetch(n=-1, keys=None, max_bytes=0, wait=True) -> list of rows (at most n; stops once"
+     " the rows read add up to max_bytes of packets, when > 0; wait=False: only the rows"
+     " already received, never waiting for bytes)"},
     {"next_result", (PyCFunction)Conn_next_result, METH_NOARGS, NULL},
     {"discard", (PyCFunction)Conn_discard, METH_NOARGS, NULL},
     {"ping", (PyCFunction)Conn_ping, METH_NOARGS, NULL},

@@ -635,6 +635,75 @@ def test_loop_is_not_blocked_while_waiting(run, conn_kwargs):
     run(body)
 
 
+def test_unbuffered_fetchone_without_the_greenlet(run, conn_kwargs, monkeypatch):
+    """An unbuffered cursor's fetchone() decodes a row whose bytes have all arrived
+    without the connection's greenlet (``SSCursor._fetchone_ready``: the greenlet only
+    where the server's bytes must be awaited), one row at a time as the sync fetchone
+    reads them: the same rows, rownumber, rowcount (-1 until the end), an error after
+    the rows that came before it, and fetchmany / async for / fetchall go on where it
+    stopped (and it where they stopped)."""
+    runs = []
+    real_run = mysqlc.aio._runner.Worker.run
+
+    def counting(self, fn, *args, **kwargs):
+        runs.append(getattr(fn, "__name__", repr(fn)))
+        return real_run(self, fn, *args, **kwargs)
+    monkeypatch.setattr(mysqlc.aio._runner.Worker, "run", counting)
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        for cls in (acur.SSCursor, acur.SSDictCursor):
+            cur = conn.cursor(cls)
+            await cur.execute("SELECT seq, REPEAT('x', 20) AS s FROM seq_1_to_20000")
+            del runs[:]
+            got = []
+            while (row := await cur.fetchone()) is not None:
+                got.append(tuple(row.values()) if cls is acur.SSDictCursor else row)
+                if len(got) == 10000:
+                    assert cur.rowcount == -1 and cur.rownumber == 10000
+            assert got == [(i, "x" * 20) for i in range(1, 20001)]
+            assert cur.rownumber == cur.rowcount == 20000
+            assert await cur.fetchone() is None
+            # the greenlet ran where the next row's bytes had not arrived, not per row
+            assert 0 < len(runs) < 200 and set(runs) == {"fetchone"}, (len(runs), set(runs))
+
+        cur = conn.cursor(acur.SSCursor)
+        await cur.execute("SELECT seq FROM seq_1_to_5000")
+        assert await cur.fetchone() == (1,)
+        assert await cur.fetchmany(3) == [(2,), (3,), (4,)]
+        assert await cur.fetchone() == (5,)
+        async for r in cur:
+            if r[0] == 10:
+                break
+        assert await cur.fetchone() == (11,)   # what the loop read ahead comes first
+        async for r in cur:
+            assert r == (12,)
+            break
+        rest = await cur.fetchall()
+        assert len(rest) == 4988 and rest[0] == (13,) and rest[-1] == (5000,)
+        assert cur.rowcount == 5000 and await cur.fetchone() is None
+
+        # an error after 29,999 rows: every row before it is returned first (as the sync
+        # fetchone returns them), then the error; the connection stays in sync
+        await cur.execute("SELECT seq, IF(seq = 30000, (SELECT seq UNION SELECT seq + 1), "
+                          "seq) FROM seq_1_to_40000")
+        rows = []
+        with pytest.raises(mysqlc.Error) as ei:
+            while (row := await cur.fetchone()) is not None:
+                rows.append(row)
+        assert ei.value.args[0] == 1242
+        assert len(rows) == 29999 and rows[-1] == (29999, 29999)
+        await _tagged(conn)
+        # fetchone() of a cursor never executed / closed: the sync errors
+        with pytest.raises(mysqlc.ProgrammingError):
+            await conn.cursor(acur.SSCursor).fetchone()
+        await cur.close()
+        with pytest.raises(mysqlc.ProgrammingError):
+            await cur.fetchone()
+        await conn.ensure_closed()
+    run(body)
+
+
 # =========================================================================== cancellation
 
 async def _execute_sleep(conn):
@@ -645,6 +714,13 @@ async def _fetch_stream(conn):
     cur = conn.cursor(acur.SSCursor)
     await cur.execute("SELECT seq, REPEAT('z', 50) FROM seq_1_to_3000000")
     while await cur.fetchmany(100):
+        pass
+
+
+async def _fetchone_stream(conn):
+    cur = conn.cursor(acur.SSCursor)
+    await cur.execute("SELECT seq, REPEAT('z', 50) FROM seq_1_to_3000000")
+    while await cur.fetchone() is not None:
         pass
 
 
@@ -670,6 +746,7 @@ async def _prepared_stream(conn):
 
 
 CANCELLED = {"execute": _execute_sleep, "fetchmany": _fetch_stream,
+             "fetchone": _fetchone_stream,
              "async_for": _async_for_stream, "record_batches": _batches_stream,
              "prepared_stream": _prepared_stream}
 

@@ -261,6 +261,38 @@ def test_buffered_fetchall_still_works_after_streaming(conn):
     assert cur.fetchall() == ((2,),)
 
 
+@pytest.mark.parametrize("finish", ["fetchall", "fetchmany", "fetchone"])
+@pytest.mark.parametrize("prepared", [False, True], ids=["text", "prepared"])
+def test_rowcount_counts_the_rows_a_loop_left(conn, prepared, finish):
+    """A loop left early keeps the rows it read ahead, and the next fetch returns them
+    first; the rowcount at the end of the rows counts them too (it came out short by
+    their number when the fetch that reached the end began with them)."""
+    ss = conn.cursor(SSCursor, prepared=prepared)
+    ss.execute("SELECT seq FROM seq_1_to_2000 WHERE seq > %s", (0,))
+    for r in ss:
+        if r[0] == 10:
+            break
+    assert ss.rowcount == -1
+    if finish == "fetchall":
+        rest = list(ss.fetchall())
+    elif finish == "fetchmany":
+        rest = []
+        while True:
+            got = ss.fetchmany(300)
+            if not got:
+                break
+            rest += got
+    else:
+        rest = []
+        while True:
+            row = ss.fetchone()
+            if row is None:
+                break
+            rest.append(row)
+    assert rest == [(i,) for i in range(11, 2001)]
+    assert ss.rownumber == ss.rowcount == 2000
+
+
 # =========================================================================== 2014 rules
 
 def _out_of_sync(excinfo):

@@ -18,6 +18,8 @@ from .. import cursors as _sync
 from . import _statement
 from .connection import install
 
+_NOT_READY = _sync._NOT_READY
+
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterable, Mapping, Sequence
 
@@ -239,9 +241,20 @@ class SSCursor(BaseCursor):
     _sync_class = _sync.SSCursor
 
     if TYPE_CHECKING:
-        async def fetchone(self) -> Optional[tuple[Any, ...]]: ...
         async def fetchmany(self, size: Optional[int] = None) -> list[tuple[Any, ...]]: ...
         async def fetchall(self) -> list[tuple[Any, ...]]: ...
+
+    async def fetchone(self) -> Optional[tuple[Any, ...]]:
+        """Awaitable :meth:`mysqlc.cursors.SSCursor.fetchone`: a row whose bytes have all
+        arrived is decoded at once, without the connection's greenlet
+        (``_fetchone_ready``: one row, as the sync fetchone reads it); otherwise
+        fetchone() runs in the greenlet and waits for the server."""
+        cur = self._sync_obj
+        if not self._worker.busy:
+            row = cur._fetchone_ready()
+            if row is not _NOT_READY:
+                return row
+        return await self._worker.run(cur.fetchone)
 
     async def __anext__(self) -> tuple[Any, ...]:
         """``async for row in cur``: rows come from the sync cursor's read-ahead
@@ -260,7 +273,7 @@ class SSCursor(BaseCursor):
         return ahead.popleft()
 
 
-install(SSCursor, _sync.SSCursor, awaited=_FETCH)
+install(SSCursor, _sync.SSCursor, awaited=("fetchmany", "fetchall", "scroll"))
 
 
 

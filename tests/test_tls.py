@@ -241,6 +241,28 @@ def test_verify_identity_over_unix_socket(tls_server, certs):
 
 
 @server_test
+def test_unbuffered_fetchone_over_tls_and_compression(kw, certs):
+    """An unbuffered cursor's fetchone(), row by row, over TLS with and without
+    compression: rows up to 40 KB span TLS records and compressed frames (mysqlc.aio
+    decodes a row whose bytes have arrived without its greenlet, core.fetch(wait=False),
+    and waits in the greenlet for a row still arriving)."""
+    for compress in (False, True):
+        with connect(kw, ssl_mode="VERIFY_IDENTITY", ssl_ca=certs.ca_cert,
+                     compress=compress) as conn:
+            assert ssl_version(conn).startswith("TLSv1.")
+            cur = conn.cursor(mysqlc.cursors.SSCursor)
+            cur.execute("SELECT seq, REPEAT('y', seq * 7919 % 40000) FROM seq_1_to_2000")
+            k = 0
+            while True:
+                row = cur.fetchone()
+                if row is None:
+                    break
+                k += 1
+                assert row == (k, "y" * (k * 7919 % 40000))
+            assert k == cur.rowcount == 2000
+
+
+@server_test
 def test_preferred_over_unix_socket_stays_plain(tls_server):
     # MySQL's client does not use TLS on a unix socket unless it is required
     kw = tls_server.connect_kwargs(unix=True)

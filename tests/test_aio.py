@@ -704,6 +704,60 @@ def test_unbuffered_fetchone_without_the_greenlet(run, conn_kwargs, monkeypatch)
     run(body)
 
 
+def test_unbuffered_fetchone_from_another_loop_is_refused(conn_kwargs):
+    """fetchone() of an unbuffered cursor from another event loop -- in another thread,
+    or a second loop of the same thread -- raises InterfaceError as fetchmany() does,
+    also when its row has arrived already (the no-greenlet path checks the loop too)."""
+    import threading
+
+    loop1 = asyncio.new_event_loop()
+
+    async def setup():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        cur = conn.cursor(acur.SSCursor)
+        await cur.execute("SELECT seq FROM seq_1_to_50")
+        assert await cur.fetchone() == (1,)
+        await asyncio.sleep(0.2)              # the rest has arrived
+        return conn, cur
+    conn, cur = loop1.run_until_complete(setup())
+    try:
+        def elsewhere(call, in_thread):
+            out = []
+
+            async def attempt():
+                try:
+                    out.append(await call())
+                except Exception as exc:
+                    out.append(exc)
+
+            def body():
+                lp = asyncio.new_event_loop()
+                try:
+                    lp.run_until_complete(attempt())
+                finally:
+                    lp.close()
+            if in_thread:
+                t = threading.Thread(target=body)
+                t.start()
+                t.join(30)
+            else:
+                body()
+            return out[0]
+
+        for in_thread in (True, False):
+            for call in (cur.fetchone, lambda: cur.fetchmany(2)):
+                got = elsewhere(call, in_thread)
+                assert isinstance(got, mysqlc.InterfaceError), got
+                assert "another event loop" in str(got)
+        # nothing was taken: the owner's loop goes on at row 2
+        assert loop1.run_until_complete(cur.fetchone()) == (2,)
+        rest = loop1.run_until_complete(cur.fetchall())
+        assert rest[0] == (3,) and rest[-1] == (50,) and len(rest) == 48
+    finally:
+        conn.close()
+        loop1.close()
+
+
 # =========================================================================== cancellation
 
 async def _execute_sleep(conn):

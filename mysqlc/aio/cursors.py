@@ -19,6 +19,8 @@ from . import _statement
 from .connection import install
 
 _NOT_READY = _sync._NOT_READY
+#: ``asyncio.get_running_loop() is loop`` (src/aio_call.c)
+_loop_running = _core._loop_running
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterable, Mapping, Sequence
@@ -250,11 +252,14 @@ class SSCursor(BaseCursor):
         (``_fetchone_ready``: one row, as the sync fetchone reads it); otherwise
         fetchone() runs in the greenlet and waits for the server."""
         cur = self._sync_obj
-        if not self._worker.busy:
+        worker = self._worker
+        # (the connection's own loop running here: from another loop or thread the
+        # greenlet's run() refuses the call, as it refuses every other one)
+        if not worker.busy and _loop_running(worker.loop):
             row = cur._fetchone_ready()
             if row is not _NOT_READY:
                 return row
-        return await self._worker.run(cur.fetchone)
+        return await worker.run(cur.fetchone)
 
     async def __anext__(self) -> tuple[Any, ...]:
         """``async for row in cur``: rows come from the sync cursor's read-ahead

@@ -122,6 +122,17 @@ class StreamProtocol(_core.AioStream, asyncio.BufferedProtocol):
         elif self.transport is not None:
             self.transport.pause_reading()
 
+    def unhold(self) -> None:
+        """Read again if reading was held at HIGH_WATER (the C half's ``_held``), and
+        count the bytes not asked for from zero: before a wait, and when the connection
+        goes idle with reading held (the last bytes of its response came before a wait
+        was needed): an idle stream reads, so that the server's end of the connection is
+        seen (mysqlc.aio.pool's idle check)."""
+        self._unasked = 0
+        if self._held:
+            self._held = False
+            self._resume_reading()
+
     def _resume_reading(self) -> None:
         if self._reader:
             if not self._state:
@@ -203,10 +214,7 @@ class StreamProtocol(_core.AioStream, asyncio.BufferedProtocol):
             return _DONE
         if self._state:
             return self._raise_or(self._state)
-        self._unasked = 0
-        if self._held:
-            self._held = False
-            self._resume_reading()
+        self.unhold()
         if timeout < 0:   # the common case, inline: no timer
             fut = self._waiter = self.loop.create_future()
             try:

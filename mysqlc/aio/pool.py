@@ -595,7 +595,12 @@ class Pool:
         self._hand_on(conn)
 
     def _hand_on(self, conn):
-        """A connection fit for the next user: to the first waiter, else free."""
+        """A connection fit for the next user: to the first waiter, else free.  Its
+        stream reads again if reading was held (StreamProtocol.unhold): a free
+        connection's end (KILL, the server's wait_timeout) must reach the idle check."""
+        proto = conn._sync_obj._proto
+        if proto._held:
+            proto.unhold()
         now = self._clock()
         waiters = self._waiters
         while waiters:

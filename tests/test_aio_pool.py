@@ -205,19 +205,26 @@ def test_waiter_cancelled_keeps_order(conn_kwargs):
 
 # ---------------------------------------------------------------- checks on acquire
 
+async def killed_free_is_replaced(pool, conn_kwargs, conn, tag):
+    """KILL the free connection `conn`; the next acquire gives another, working one
+    (the stream's end arrived: `conn` is seen closed, without a ping)."""
+    old = conn.thread_id()
+    await asyncio.to_thread(kill, conn_kwargs, old)
+    await asyncio.sleep(0.2)
+    async with pool.acquire() as conn2:
+        assert conn2 is not conn and conn.closed
+        assert conn2.thread_id() != old
+        await tagged(conn2, tag)
+
+
 def test_killed_free_connection_replaced(conn_kwargs):
     """A free connection the server closed (KILL) is seen closed (the stream's end
     arrived) and replaced on acquire, without a ping."""
     async def main():
         async with pool_of(conn_kwargs, minsize=1, maxsize=1, ping_idle=None) as pool:
             async with pool.acquire() as conn:
-                old = conn.thread_id()
-            await asyncio.to_thread(kill, conn_kwargs, old)
-            await asyncio.sleep(0.2)
-            async with pool.acquire() as conn2:
-                assert conn2 is not conn and conn.closed
-                assert conn2.thread_id() != old
-                await tagged(conn2, 42)
+                pass
+            await killed_free_is_replaced(pool, conn_kwargs, conn, 42)
             assert (pool.size, pool.freesize) == (1, 1)
     run(main())
 
@@ -245,13 +252,7 @@ def test_killed_free_connection_replaced_after_reading_was_held(conn_kwargs):
                         proto._held = 1
                         proto._pause_reading()
                 assert not proto._held          # reading again once free
-                old = conn.thread_id()
-                await asyncio.to_thread(kill, conn_kwargs, old)
-                await asyncio.sleep(0.2)
-                async with pool.acquire() as conn2:
-                    assert conn2 is not conn and conn.closed
-                    assert conn2.thread_id() != old
-                    await tagged(conn2, i)
+                await killed_free_is_replaced(pool, conn_kwargs, conn, i)
     run(main())
 
 

@@ -44,6 +44,8 @@ SQL = "SELECT 1"
 
 
 def connect_kwargs(dsn):
+    """connect() keyword arguments (both drivers' names) of ``mysql://user:pw@host:port/db``
+    (``?unix_socket=PATH``: the socket instead of host and port); autocommit on."""
     u = urllib.parse.urlsplit(dsn)
     kw = {"user": urllib.parse.unquote(u.username or ""),
           "password": urllib.parse.unquote(u.password or ""),
@@ -57,6 +59,9 @@ def connect_kwargs(dsn):
 
 
 async def cell(driver, shape, n, kw):
+    """One cell: `n` statements of `shape` by TASKS tasks after WARMUP untimed ones;
+    {"sps": statements/s, "user_us" / "sys_us": CPU µs per statement, "busy": CPU s per
+    wall s}."""
     if driver == "mysqlc-aio":
         import mysqlc.aio as mod
     else:
@@ -100,6 +105,8 @@ async def cell(driver, shape, n, kw):
 
 
 def worker(argv):
+    """``--worker DRIVER SHAPE LOOP N DSN``: one cell in this process, its figures as one
+    JSON line on stdout."""
     driver, shape, loop, n, dsn = argv[0], argv[1], argv[2], int(argv[3]), argv[4]
     if loop == "uvloop":
         import uvloop

@@ -682,8 +682,10 @@ def slap_statement(binary, connect, server_pid, stmt, conns, n):
         cur.execute("SHOW GLOBAL STATUS LIKE %s", (SLAP_COUNTER[stmt],))
         return int(cur.fetchall()[0][1])
 
+    # (the password in the environment, MYSQL_PWD, not on the command line where any
+    # process listing shows it)
     cmd = [binary, "--no-defaults", "--user=%s" % connect["user"],
-           "--password=%s" % connect["password"], "--create-schema=%s" % connect["database"],
+           "--create-schema=%s" % connect["database"],
            "--no-drop", "--concurrency=%d" % conns, "--iterations=1",
            "--number-of-queries=%d" % n, "--query=%s" % SLAP_SQL[stmt]]
     if connect.get("unix_socket"):
@@ -697,7 +699,8 @@ def slap_statement(binary, connect, server_pid, stmt, conns, n):
         gc.collect()
         ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         s0 = server_cpu_seconds(server_pid)
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=WORKER_TIMEOUT)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=WORKER_TIMEOUT,
+                              env=dict(os.environ, MYSQL_PWD=connect["password"] or ""))
         s1 = server_cpu_seconds(server_pid)
         ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         done = counter() - c0

@@ -892,7 +892,7 @@ static pid_t own_pid;
 static void pid_after_fork(void) { own_pid = getpid(); }
 #endif
 
-static int on_running_loop(mc_state *st, PyObject *loop) {
+int mc_aio_on_running_loop(mc_state *st, PyObject *loop) {
     if (loop == Py_None) return 0;   /* (a holder's loop is None once its loop stopped) */
 #if PY_VERSION_HEX < 0x030C0000
     PyObject *d = PyThreadState_GetDict();   /* (borrowed) */
@@ -936,7 +936,7 @@ static PyObject *aio_ready(PyObject *module, PyObject *const *args, Py_ssize_t n
         PyErr_SetString(PyExc_RuntimeError, "_aio_ready(): _aio_configure() was not called");
         return NULL;
     }
-    if (!on_running_loop(st, args[3])) Py_RETURN_FALSE;
+    if (!mc_aio_on_running_loop(st, args[3])) Py_RETURN_FALSE;
     if (!PyObject_TypeCheck(args[0], st->ConnectionType) ||
             !PyObject_TypeCheck(args[1], st->AioStreamType))
         Py_RETURN_FALSE;
@@ -963,7 +963,7 @@ static PyObject *loop_running(PyObject *module, PyObject *loop) {
         PyErr_SetString(PyExc_RuntimeError, "_loop_running(): _aio_configure() was not called");
         return NULL;
     }
-    return PyBool_FromLong(on_running_loop(st, loop));
+    return PyBool_FromLong(mc_aio_on_running_loop(st, loop));
 }
 
 /* ---------------------------------------------------------------- the pool's checks
@@ -977,20 +977,23 @@ static PyObject *loop_running(PyObject *module, PyObject *loop) {
    with no result, rows or server-side cursor unread (core.unread) and no pipelined
    response pending (core.pipe_pending), and `stream` its AioStream not ended by
    asyncio (not stream._state).  False for objects of other types. */
+int mc_pool_idle_check(mc_state *st, PyObject *core, PyObject *stream) {
+    if (!PyObject_TypeCheck(core, st->ConnectionType) ||
+            !PyObject_TypeCheck(stream, st->AioStreamType))
+        return 0;
+    mc_conn *c = (mc_conn *)core;
+    if (c->fd < 0 || c->state == ST_ROWS || c->state == ST_MORE || c->state == ST_CURSOR ||
+            c->pipe_pending != 0)
+        return 0;
+    return mc_aio_stream_open(stream);
+}
+
 static PyObject *pool_idle(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "_pool_idle(core, stream)");
         return NULL;
     }
-    mc_state *st = mc_state_from_module(module);
-    if (!PyObject_TypeCheck(args[0], st->ConnectionType) ||
-            !PyObject_TypeCheck(args[1], st->AioStreamType))
-        Py_RETURN_FALSE;
-    mc_conn *c = (mc_conn *)args[0];
-    if (c->fd < 0 || c->state == ST_ROWS || c->state == ST_MORE || c->state == ST_CURSOR ||
-            c->pipe_pending != 0)
-        Py_RETURN_FALSE;
-    return PyBool_FromLong(mc_aio_stream_open(args[1]));
+    return PyBool_FromLong(mc_pool_idle_check(mc_state_from_module(module), args[0], args[1]));
 }
 
 /* _core._session_need(core, seq, autocommit) -> None, "reset", "rollback" or
@@ -999,28 +1002,32 @@ static PyObject *pool_idle(PyObject *module, PyObject *const *args, Py_ssize_t n
    tracked) and core.session_track_seq moved from it; "rollback": a transaction is open
    (SERVER_STATUS_IN_TRANS); "autocommit": SERVER_STATUS_AUTOCOMMIT is not `autocommit`
    (a bool).  In that order, as mysqlc.aio.pool._SessionStart.restore_needed. */
+PyObject *mc_session_need(mc_state *st, PyObject *core, PyObject *seq,
+                          PyObject *autocommit) {
+    if (!PyObject_TypeCheck(core, st->ConnectionType)) {
+        PyErr_SetString(PyExc_TypeError, "_session_need(): core is not a _core.Connection");
+        return NULL;
+    }
+    mc_conn *c = (mc_conn *)core;
+    if (seq != Py_None) {
+        unsigned long long n = PyLong_AsUnsignedLongLong(seq);
+        if (n == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+        if (n != c->track_seq) return Py_NewRef(NAME(st, N_reset));
+    }
+    if (c->server_status & SERVER_STATUS_IN_TRANS) return Py_NewRef(NAME(st, N_rollback));
+    int on = PyObject_IsTrue(autocommit);
+    if (on < 0) return NULL;
+    if (!(c->server_status & SERVER_STATUS_AUTOCOMMIT) != !on)
+        return Py_NewRef(NAME(st, N_autocommit));
+    Py_RETURN_NONE;
+}
+
 static PyObject *session_need(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "_session_need(core, seq, autocommit)");
         return NULL;
     }
-    mc_state *st = mc_state_from_module(module);
-    if (!PyObject_TypeCheck(args[0], st->ConnectionType)) {
-        PyErr_SetString(PyExc_TypeError, "_session_need(): core is not a _core.Connection");
-        return NULL;
-    }
-    mc_conn *c = (mc_conn *)args[0];
-    if (args[1] != Py_None) {
-        unsigned long long seq = PyLong_AsUnsignedLongLong(args[1]);
-        if (seq == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
-        if (seq != c->track_seq) return Py_NewRef(NAME(st, N_reset));
-    }
-    if (c->server_status & SERVER_STATUS_IN_TRANS) return Py_NewRef(NAME(st, N_rollback));
-    int autocommit = PyObject_IsTrue(args[2]);
-    if (autocommit < 0) return NULL;
-    if (!(c->server_status & SERVER_STATUS_AUTOCOMMIT) != !autocommit)
-        return Py_NewRef(NAME(st, N_autocommit));
-    Py_RETURN_NONE;
+    return mc_session_need(mc_state_from_module(module), args[0], args[1], args[2]);
 }
 
 /* _core._aio_configure(env): the Python helpers of mysqlc/aio/_statement.py (E_*) */

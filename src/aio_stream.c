@@ -729,6 +729,13 @@ int mc_aio_stream_open(PyObject *stream) {
     return ((aio_stream *)stream)->state == 0;
 }
 
+/* reading paused at AIO_HIGH_WATER (the stream's _held): 1, 0, or -1 for an object that
+   is not an AioStream */
+int mc_aio_stream_held(mc_state *st, PyObject *stream) {
+    if (!PyObject_TypeCheck(stream, st->AioStreamType)) return -1;
+    return ((aio_stream *)stream)->held != 0;
+}
+
 /* The engine's bytes for the server (transport_py.c write_bytes): 0 once asyncio took them
    (and, when `block`, once its buffer is below the high-water mark again: the Python
    half's _write_wait), 1 when that did not happen within `timeout` seconds, 3 when the

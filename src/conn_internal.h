@@ -303,6 +303,11 @@ int mc_aio_stream_write(PyObject *stream, PyObject *data, double timeout, int bl
 PyObject *mc_aio_stream_wait(PyObject *stream);
 int mc_aio_stream_ready(PyObject *stream);
 int mc_aio_stream_open(PyObject *stream);
+int mc_aio_stream_held(mc_state *st, PyObject *stream);
+/* aio_call.c: the checks src/aio_pool.c shares */
+int mc_aio_on_running_loop(mc_state *st, PyObject *loop);
+int mc_pool_idle_check(mc_state *st, PyObject *core, PyObject *stream);
+PyObject *mc_session_need(mc_state *st, PyObject *core, PyObject *seq, PyObject *autocommit);
 
 #define MC_TRANSPORT_PY_METHODS \
     {"_transport_buffer", (PyCFunction)Conn_transport_buffer, METH_O, \

@@ -147,6 +147,10 @@ typedef struct {
     PyTypeObject *AioCallType;   /* aio_call.c */
     PyObject *aio_names;         /* aio_call.c: the attribute names it uses, interned */
     PyObject *aio_env;           /* aio_call.c: mysqlc.aio._statement's helpers, or NULL */
+    PyTypeObject *ReadyType, *PoolBaseType, *PoolAcquireType, *AioCursorBaseType;   /* aio_pool.c */
+    PyObject *ready_none;        /* aio_pool.c: the _Ready of None */
+    PyObject *pool_names;        /* aio_pool.c: the attribute names it uses, interned */
+    PyObject *pool_env;          /* aio_pool.c: mysqlc.aio.pool's helpers, or NULL */
     PyObject *s_done, *s_set_result, *s_is_closing, *s_loop_kw, *s_write_buffer_size;   /* aio_stream.c's names */
     /* Python's ssl module, loaded on the first connect(ssl_context=...) (tls_py.c) */
     PyObject *ssl_MemoryBIO, *ssl_WantRead, *ssl_ZeroReturn, *ssl_CertVerify, *ssl_Error;
@@ -275,6 +279,7 @@ int mc_conn_add_type(PyObject *module);
 int mc_store_add_type(PyObject *module);
 int mc_aio_stream_add_type(PyObject *module);   /* aio_stream.c */
 int mc_aio_call_add_type(PyObject *module);     /* aio_call.c */
+int mc_aio_pool_add_types(PyObject *module);    /* aio_pool.c */
 
 /* ---- decode_text.c ---- */
 /* Per-column decoder kinds, chosen once per result set. */

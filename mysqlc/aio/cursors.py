@@ -57,7 +57,7 @@ class _RecordBatches:
         return batch
 
 
-class BaseCursor:
+class BaseCursor(_core.AioCursorBase):
     """What every asyncio cursor has; see :class:`mysqlc.cursors.BaseCursor` for the
     semantics of each method and attribute (the awaitable ones are coroutines here).
 
@@ -177,13 +177,12 @@ class BaseCursor:
             raise StopAsyncIteration
         return row
 
-    async def __aenter__(self: _C) -> _C:
-        return self
-
-    def __aexit__(self, *exc: Any) -> Awaitable[None]:
-        # the close() coroutine itself (a subclass's own close() included): no
-        # coroutine of __aexit__'s around it
-        return self.close()
+    if TYPE_CHECKING:
+        # __aenter__ and __aexit__ are _core.AioCursorBase's (src/aio_pool.c): the
+        # cursor itself, and close() -- without its coroutine when nothing is left
+        # unread, a subclass's own close() awaited as it is
+        async def __aenter__(self: _C) -> _C: ...
+        async def __aexit__(self, *exc: Any) -> None: ...
 
 
 install(BaseCursor, _sync.BaseCursor,

@@ -174,55 +174,62 @@ class _PoolContext(_Coroutine["Pool"]):
         await pool.wait_closed()
 
 
-class _AcquireContext(_Coroutine["Connection"]):
+class _AcquireContext(_mc_core.PoolAcquire, collections.abc.Coroutine):
     """What Pool.acquire() returns: a coroutine (gives the connection, which the caller
     hands back with pool.release()) and an async context manager (releases on exit).
 
-    The coroutine of ``Pool._acquire`` is made only when it is needed: ``async with``
-    takes a free connection that needs no check without it (``Pool._grab``)."""
+    ``async with`` runs in C (``_core.PoolAcquire``, src/aio_pool.c): ``__aenter__``
+    takes a free connection that needs no check as :meth:`Pool._grab` does, without a
+    coroutine, else awaits :meth:`Pool._acquire` (:func:`_enter_slow`); ``__aexit__``
+    puts the connection back as :meth:`Pool._release` does when nothing else is to be
+    done, else calls it (and awaits the reset it starts, shielded: cancelling the
+    block's task does not stop it).  The coroutine of ``Pool._acquire`` is made only
+    when it is needed."""
 
-    __slots__ = ("_pool", "_conn", "_co", "_spent")
+    __slots__ = ()
 
-    def __init__(self, pool: Pool) -> None:
-        self._pool = pool
-        self._co: Optional[Coroutine[Any, Any, Connection]] = None
-        self._conn: Optional[Connection] = None
-        self._spent = False   # entered, awaited or closed: once, as a coroutine is
+    if TYPE_CHECKING:
+        def __init__(self, pool: Pool) -> None: ...
+        async def __aenter__(self) -> Connection: ...
+        async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None: ...
+        _conn: Optional[Connection]
+        _co: Optional[Coroutine[Any, Any, Connection]]
+        _spent: bool
+        @property
+        def _pool(self) -> Pool: ...
 
     @property
-    def _coro(self) -> Coroutine[Any, Any, Connection]:   # type: ignore[override]
+    def _coro(self) -> Coroutine[Any, Any, Connection]:
         co = self._co
         if co is None:
             if self._spent:
                 raise RuntimeError("cannot reuse already awaited coroutine")
+            self._spent = True
             co = self._co = self._pool._acquire()
         return co
+
+    def __await__(self) -> Generator[Any, None, Connection]:
+        return self._coro.__await__()
+
+    def send(self, value: Any) -> Any:
+        return self._coro.send(value)
+
+    def throw(self, *exc: Any) -> Any:
+        return self._coro.throw(*exc)
 
     def close(self) -> None:
         self._spent = True
         if self._co is not None:
             self._co.close()
 
-    async def __aenter__(self) -> Connection:
-        co = self._co
-        if co is None:
-            if self._spent:   # (a coroutine's own error for a second await)
-                raise RuntimeError("cannot reuse already awaited coroutine")
-            self._spent = True
-            conn = self._pool._grab()
-            if conn is None:
-                co = self._co = self._pool._acquire()
-        if co is not None:
-            conn = await co
-        self._conn = conn
-        return conn
 
-    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        conn, self._conn = self._conn, None
-        resetting = self._pool._release(conn)
-        if resetting is not None:
-            # the reset runs as its own task: cancelling the block's task does not stop it
-            await asyncio.shield(resetting)
+async def _enter_slow(ctx: _AcquireContext, co: Coroutine[Any, Any, Connection]
+                      ) -> Connection:
+    """``async with pool.acquire()`` when a connection cannot be taken at once: the
+    connection :meth:`Pool._acquire`'s coroutine `co` gives, kept for ``__aexit__``."""
+    conn = await co
+    ctx._conn = conn
+    return conn
 
 
 #: ``asyncio.get_running_loop() is loop`` without CPython 3.11's getpid() system call
@@ -242,7 +249,7 @@ def _what(value):
     return "a %s%s" % (type(value).__name__, hint)
 
 
-class Pool:
+class Pool(_mc_core.PoolBase):
     """A pool of ``mysqlc.aio`` connections; made by ``create_pool()``.
 
     Attributes (read-only): ``minsize``, ``maxsize``, ``size`` (every connection the pool

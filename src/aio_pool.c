@@ -1,0 +1,692 @@
+/* mysqlc.aio's pool and cursor bookkeeping on the hot path, in C.
+ *
+ * A pooled statement, ``async with pool.acquire() as conn: async with conn.cursor() as
+ * cur: ...``, spent about 4 µs of Python around the statement itself (two context
+ * managers' coroutines, the pool's checks, its free list): as much as the rest of the
+ * client's user time for a SELECT 1.  These types run the common case without a Python
+ * frame; every other case goes to the Python code of mysqlc/aio/pool.py and cursors.py,
+ * which stays the reference the C follows.
+ *
+ *   _core.PoolBase      the base class of mysqlc.aio.Pool: the state the fast paths read
+ *                       (_free, _used, _waiters, _terminated, _start, _loop, _clock,
+ *                       _closing, _ping_idle, _recycle) as C members.  Python reads and
+ *                       writes them as before (a T_OBJECT_EX member is a specialized
+ *                       attribute access on CPython 3.11, as a __slots__ one).
+ *   _core.PoolAcquire   the base class of the acquire context (pool._AcquireContext):
+ *                       __aenter__ takes the most recently released free connection when
+ *                       Pool._grab would (nothing waits, the pool open on the running
+ *                       loop, no ping or recycle due, the connection at rest) and
+ *                       __aexit__ puts it back when Pool._release would do just that
+ *                       (handed out from this pool, at rest, the session as it was
+ *                       opened, nobody waiting, reading not held); else Pool._acquire()
+ *                       / Pool._release() run.
+ *   _core.AioCursorBase the base class of the asyncio cursors: __aenter__ gives the
+ *                       cursor, __aexit__ closes a cursor with nothing left unread
+ *                       without the close() coroutine (a subclass's own close() is
+ *                       awaited as before).
+ *   _core._Ready        an awaitable that is done already (its value): what the fast
+ *                       __aenter__ / __aexit__ return in place of a coroutine.
+ */
+#include "conn_internal.h"
+#include <structmember.h>
+
+/* the attribute names read here, interned once (st->pool_names) */
+enum {
+    P_worker, P_busy, P_sync_obj, P_closed, P_pipeline, P_conn, P_proto, P_user,
+    P_password, P_login, P_seq, P_autocommit, P_pop, P_append, P_acquire, P_release,
+    P_close, P_connection, P_unread_close, P_COUNT
+};
+static const char *const pool_name_text[P_COUNT] = {
+    "_worker", "busy", "_sync_obj", "_closed", "_pipeline", "_conn", "_proto", "user",
+    "_password", "login", "seq", "autocommit", "pop", "append", "_acquire", "_release",
+    "close", "connection", "_close_unread"};
+#define PNAME(st, i) PyTuple_GET_ITEM((st)->pool_names, (i))
+
+/* what mysqlc/aio/pool.py and cursors.py give (_core._pool_configure), st->pool_env */
+enum {
+    PE_enter_slow,   /* pool._enter_slow(ctx, co): the coroutine awaiting co, keeping its
+                        connection in ctx._conn */
+    PE_shield,       /* asyncio.shield */
+    PE_cursor_close, /* mysqlc.aio.cursors.BaseCursor.close (a subclass's own is awaited) */
+    PE_COUNT
+};
+#define PENV(st, i) PyTuple_GET_ITEM((st)->pool_env, (i))
+
+/* the module state of a type of this file or of a Python subclass of one (CPython
+   before 3.11 has no PyType_GetModuleByDef: the bases are walked) */
+static mc_state *state_of(PyTypeObject *tp) {
+#if PY_VERSION_HEX >= 0x030B0000
+    return mc_state_from_type(tp);
+#else
+    while (tp) {
+        if (PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE)) {
+            PyObject *m = PyType_GetModule(tp);
+            if (m) return (mc_state *)PyModule_GetState(m);
+            PyErr_Clear();
+        }
+        tp = tp->tp_base;
+    }
+    PyErr_SetString(PyExc_TypeError, "not a mysqlc._core type");
+    return NULL;
+#endif
+}
+
+/* ---------------------------------------------------------------- _Ready */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *value;
+} ready_obj;
+
+static PyObject *ready_new(mc_state *st, PyObject *value) {
+    if (value == Py_None && st->ready_none) return Py_NewRef(st->ready_none);
+    ready_obj *r = PyObject_New(ready_obj, st->ReadyType);
+    if (!r) return NULL;
+    r->value = Py_NewRef(value);
+    return (PyObject *)r;
+}
+
+static void ready_dealloc(ready_obj *r) {
+    PyTypeObject *tp = Py_TYPE(r);
+    Py_XDECREF(r->value);
+    PyObject_Free(r);
+    Py_DECREF(tp);
+}
+
+static PyObject *ready_await(PyObject *r) { return Py_NewRef(r); }
+
+static PyObject *ready_iternext(ready_obj *r) {
+    PyObject *v = r->value;
+    if (v == Py_None) {
+        PyErr_SetNone(PyExc_StopIteration);
+    } else {   /* (wrapped: a tuple or exception value is not taken apart) */
+        PyObject *e = PyObject_CallOneArg(PyExc_StopIteration, v);
+        if (e) {
+            PyErr_SetObject(PyExc_StopIteration, e);
+            Py_DECREF(e);
+        }
+    }
+    return NULL;
+}
+
+#if PY_VERSION_HEX >= 0x030A0000
+static PySendResult ready_am_send(ready_obj *r, PyObject *arg, PyObject **out) {
+    (void)arg;
+    *out = Py_NewRef(r->value);
+    return PYGEN_RETURN;
+}
+#endif
+
+static PyObject *ready_send(ready_obj *r, PyObject *arg) {
+    (void)arg;
+    return ready_iternext(r);
+}
+
+static PyObject *ready_close(PyObject *r, PyObject *Py_UNUSED(x)) {
+    (void)r;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef ready_methods[] = {
+    {"send", (PyCFunction)ready_send, METH_O, "send(value): StopIteration(its value)"},
+    {"close", (PyCFunction)ready_close, METH_NOARGS, "close(): nothing to do"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot ready_slots[] = {
+    {Py_tp_dealloc, ready_dealloc},
+    {Py_tp_iter, ready_await},
+    {Py_tp_iternext, ready_iternext},
+    {Py_am_await, ready_await},
+#if PY_VERSION_HEX >= 0x030A0000
+    {Py_am_send, ready_am_send},
+#endif
+    {Py_tp_methods, ready_methods},
+    {Py_tp_doc, "An awaitable that is done already: awaited, it gives its value at once "
+                "(src/aio_pool.c)."},
+    {0, NULL},
+};
+
+static PyType_Spec ready_spec = {
+    .name = "mysqlc._core._Ready",
+    .basicsize = sizeof(ready_obj),
+    .flags = Py_TPFLAGS_DEFAULT,
+    .slots = ready_slots,
+};
+
+/* ---------------------------------------------------------------- PoolBase */
+
+typedef struct {
+    PyObject_HEAD
+    mc_state *st;
+    PyObject *free;        /* collections.deque of (conn, released at) */
+    PyObject *used;        /* set */
+    PyObject *waiters;     /* collections.deque of futures */
+    PyObject *terminated;  /* set */
+    PyObject *start;       /* dict conn -> _SessionStart */
+    PyObject *loop, *clock, *closing, *ping_idle, *recycle;
+} pool_base;
+
+#define POOL_FIELDS(X) X(free) X(used) X(waiters) X(terminated) X(start) X(loop) X(clock) \
+    X(closing) X(ping_idle) X(recycle)
+
+static PyObject *pool_base_new(PyTypeObject *tp, PyObject *args, PyObject *kw) {
+    (void)args; (void)kw;
+    mc_state *st = state_of(tp);
+    if (!st) return NULL;
+    pool_base *p = (pool_base *)tp->tp_alloc(tp, 0);
+    if (p) p->st = st;
+    return (PyObject *)p;
+}
+
+static int pool_base_traverse(pool_base *p, visitproc visit, void *arg) {
+#define V(f) Py_VISIT(p->f);
+    POOL_FIELDS(V)
+#undef V
+#if PY_VERSION_HEX >= 0x03090000
+    Py_VISIT(Py_TYPE(p));
+#endif
+    return 0;
+}
+
+static int pool_base_clear(pool_base *p) {
+#define C(f) Py_CLEAR(p->f);
+    POOL_FIELDS(C)
+#undef C
+    return 0;
+}
+
+static void pool_base_dealloc(pool_base *p) {
+    PyTypeObject *tp = Py_TYPE(p);
+    PyObject_GC_UnTrack(p);
+    pool_base_clear(p);
+    tp->tp_free(p);
+    Py_DECREF(tp);
+}
+
+#define PMEMBER(name, field) {name, T_OBJECT_EX, offsetof(pool_base, field), 0, NULL}
+static PyMemberDef pool_base_members[] = {
+    PMEMBER("_free", free), PMEMBER("_used", used), PMEMBER("_waiters", waiters),
+    PMEMBER("_terminated", terminated), PMEMBER("_start", start), PMEMBER("_loop", loop),
+    PMEMBER("_clock", clock), PMEMBER("_closing", closing),
+    PMEMBER("_ping_idle", ping_idle), PMEMBER("_recycle", recycle),
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot pool_base_slots[] = {
+    {Py_tp_new, pool_base_new},
+    {Py_tp_dealloc, pool_base_dealloc},
+    {Py_tp_traverse, pool_base_traverse},
+    {Py_tp_clear, pool_base_clear},
+    {Py_tp_members, pool_base_members},
+    {Py_tp_doc, "The state of mysqlc.aio.Pool that its C fast paths read (src/aio_pool.c)."},
+    {0, NULL},
+};
+
+static PyType_Spec pool_base_spec = {
+    .name = "mysqlc._core.PoolBase",
+    .basicsize = sizeof(pool_base),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = pool_base_slots,
+};
+
+/* ---------------------------------------------------------------- the checks */
+
+/* a new reference to obj.<name>, or NULL with no exception set */
+static PyObject *attr(mc_state *st, PyObject *obj, int name) {
+    PyObject *v = PyObject_GetAttr(obj, PNAME(st, name));
+    if (!v) PyErr_Clear();
+    return v;
+}
+
+/* Pool's _idle(conn): 1 when the connection can go to the next user as it is (no await
+   running on it, its engine open with no pipeline, its core and stream idle:
+   mc_pool_idle_check), with *engine set (a new reference); 0 otherwise (also when a
+   state cannot be read), never an exception */
+static int conn_idle(mc_state *st, PyObject *conn, PyObject **engine) {
+    *engine = NULL;
+    PyObject *worker = attr(st, conn, P_worker);
+    if (!worker) return 0;
+    PyObject *busy = attr(st, worker, P_busy);
+    Py_DECREF(worker);
+    if (!busy) return 0;
+    int b = busy == Py_False ? 0 : busy == Py_True ? 1 : PyObject_IsTrue(busy);
+    Py_DECREF(busy);
+    if (b != 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *eng = attr(st, conn, P_sync_obj);
+    if (!eng) return 0;
+    int ok = 0;
+    PyObject *closed = attr(st, eng, P_closed), *pipe = NULL, *core = NULL, *proto = NULL;
+    if (!closed || closed != Py_False) goto done;
+    pipe = attr(st, eng, P_pipeline);
+    if (pipe != Py_None) goto done;
+    core = attr(st, eng, P_conn);
+    proto = attr(st, eng, P_proto);
+    if (core && proto && mc_pool_idle_check(st, core, proto)) {
+        ok = 1;
+        *engine = Py_NewRef(eng);
+    }
+done:
+    Py_XDECREF(closed); Py_XDECREF(pipe); Py_XDECREF(core); Py_XDECREF(proto);
+    Py_DECREF(eng);
+    return ok;
+}
+
+/* `v` as a double, or *bad set (not a number) */
+static double as_double(PyObject *v, int *bad) {
+    double d = PyFloat_Check(v) ? PyFloat_AS_DOUBLE(v) : PyFloat_AsDouble(v);
+    if (d == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        *bad = 1;
+    }
+    return d;
+}
+
+/* Pool._grab without its frame: a new reference to the free connection taken, or NULL
+   (no exception) when Pool._acquire() must run */
+static PyObject *fast_grab(pool_base *p) {
+    mc_state *st = p->st;
+    if (!p->free || !p->waiters || !p->closing || !p->loop || !p->used || !p->ping_idle ||
+            !p->recycle || !p->clock || !st->aio_env)
+        return NULL;
+    Py_ssize_t nfree = PyObject_Size(p->free), nwait = PyObject_Size(p->waiters);
+    if (nfree <= 0 || nwait != 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (p->closing != Py_False || !mc_aio_on_running_loop(st, p->loop)) return NULL;
+    PyObject *last = PySequence_GetItem(p->free, -1);
+    if (!last) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *conn = NULL, *engine = NULL;
+    if (!PyTuple_CheckExact(last) || PyTuple_GET_SIZE(last) != 2) goto fail;
+    conn = PyTuple_GET_ITEM(last, 0);
+    int bad = 0;
+    if (p->recycle != Py_None && as_double(p->recycle, &bad) > -1) goto fail;
+    if (p->ping_idle != Py_None) {
+        double limit = as_double(p->ping_idle, &bad);
+        double idle = as_double(PyTuple_GET_ITEM(last, 1), &bad);
+        if (bad) goto fail;
+        PyObject *now = PyObject_CallNoArgs(p->clock);
+        if (!now) {
+            PyErr_Clear();
+            goto fail;
+        }
+        double t = as_double(now, &bad);
+        Py_DECREF(now);
+        if (bad || t - idle > limit) goto fail;
+    }
+    if (bad || !conn_idle(st, conn, &engine)) goto fail;
+    Py_DECREF(engine);
+    PyObject *popped = PyObject_CallMethodNoArgs(p->free, PNAME(st, P_pop));
+    if (!popped) {
+        PyErr_Clear();
+        goto fail;
+    }
+    Py_DECREF(popped);   /* (`last` itself: nothing ran in between) */
+    Py_INCREF(conn);
+    Py_DECREF(last);
+    if (PySet_Add(p->used, conn) < 0) {   /* (then: as a connection lost) */
+        PyErr_Clear();
+    }
+    return conn;
+fail:
+    Py_DECREF(last);
+    return NULL;
+}
+
+/* Pool._release's common case without its frame: 1 when the connection went back to the
+   free list, 0 when Pool._release() must run (nothing was changed), never an exception */
+static int fast_release(pool_base *p, PyObject *conn) {
+    mc_state *st = p->st;
+    if (conn == Py_None || !p->terminated || !p->used || !p->closing || !p->start ||
+            !p->waiters || !p->free || !p->clock)
+        return 0;
+    if (!PyAnySet_Check(p->terminated) || !PyAnySet_Check(p->used) || !PyDict_Check(p->start))
+        return 0;
+    int in = PySet_Contains(p->terminated, conn);
+    if (in != 0) goto no;
+    in = PySet_Contains(p->used, conn);
+    if (in != 1) goto no;
+    if (p->closing != Py_False) return 0;
+    Py_ssize_t nwait = PyObject_Size(p->waiters);
+    if (nwait != 0) goto no;
+    PyObject *engine = NULL;
+    if (!conn_idle(st, conn, &engine)) return 0;
+    int ok = 0;
+    PyObject *start = PyDict_GetItemWithError(p->start, conn);   /* borrowed */
+    PyObject *user = NULL, *pw = NULL, *login = NULL, *seq = NULL, *ac = NULL, *core = NULL,
+             *proto = NULL;
+    if (!start) goto done;
+    /* _SessionStart.restore_needed: the same login, then _session_need() is None */
+    user = attr(st, engine, P_user);
+    pw = attr(st, engine, P_password);
+    login = attr(st, start, P_login);
+    if (!user || !pw || !login || !PyTuple_CheckExact(login) || PyTuple_GET_SIZE(login) != 2)
+        goto done;
+    int ne = PyObject_RichCompareBool(user, PyTuple_GET_ITEM(login, 0), Py_NE);
+    if (ne != 0) goto done;
+    ne = PyObject_RichCompareBool(pw, PyTuple_GET_ITEM(login, 1), Py_NE);
+    if (ne != 0) goto done;
+    seq = attr(st, start, P_seq);
+    ac = attr(st, start, P_autocommit);
+    core = attr(st, engine, P_conn);
+    proto = attr(st, engine, P_proto);
+    if (!seq || !ac || !core || !proto) goto done;
+    PyObject *need = mc_session_need(st, core, seq, ac);
+    if (!need) goto done;
+    int none = need == Py_None;
+    Py_DECREF(need);
+    /* Pool._hand_on: reading held (unhold() is Python's) or a waiter: Python's */
+    if (!none || mc_aio_stream_held(st, proto) != 0) goto done;
+    PyObject *now = PyObject_CallNoArgs(p->clock);
+    if (!now) goto done;
+    PyObject *item = PyTuple_Pack(2, conn, now);
+    Py_DECREF(now);
+    if (!item) goto done;
+    if (PySet_Discard(p->used, conn) != 1) {
+        Py_DECREF(item);
+        goto done;
+    }
+    PyObject *r = PyObject_CallMethodOneArg(p->free, PNAME(st, P_append), item);
+    Py_DECREF(item);
+    if (!r) {   /* (the deque refused it: as Pool._release would have failed) */
+        PySet_Add(p->used, conn);
+        goto done;
+    }
+    Py_DECREF(r);
+    ok = 1;
+done:
+    PyErr_Clear();
+    Py_XDECREF(user); Py_XDECREF(pw); Py_XDECREF(login); Py_XDECREF(seq); Py_XDECREF(ac);
+    Py_XDECREF(core); Py_XDECREF(proto);
+    Py_DECREF(engine);
+    return ok;
+no:
+    PyErr_Clear();
+    return 0;
+}
+
+/* ---------------------------------------------------------------- PoolAcquire */
+
+typedef struct {
+    PyObject_HEAD
+    mc_state *st;
+    PyObject *pool;   /* the Pool (a PoolBase) */
+    PyObject *conn;   /* the connection entered, or NULL */
+    PyObject *co;     /* Pool._acquire()'s coroutine once made, or NULL */
+    char spent;       /* entered, awaited or closed: once, as a coroutine is */
+} pool_acquire;
+
+static int acq_init(pool_acquire *a, PyObject *args, PyObject *kw) {
+    PyObject *pool;
+    if (kw && PyDict_GET_SIZE(kw)) {
+        PyErr_SetString(PyExc_TypeError, "PoolAcquire(pool) takes no keyword arguments");
+        return -1;
+    }
+    if (!PyArg_UnpackTuple(args, "PoolAcquire", 1, 1, &pool)) return -1;
+    mc_state *st = state_of(Py_TYPE(a));
+    if (!st) return -1;
+    if (!PyObject_TypeCheck(pool, st->PoolBaseType)) {
+        PyErr_SetString(PyExc_TypeError, "PoolAcquire(pool): pool must be a mysqlc.aio.Pool");
+        return -1;
+    }
+    a->st = st;
+    Py_XSETREF(a->pool, Py_NewRef(pool));
+    return 0;
+}
+
+static int acq_traverse(pool_acquire *a, visitproc visit, void *arg) {
+    Py_VISIT(a->pool); Py_VISIT(a->conn); Py_VISIT(a->co);
+#if PY_VERSION_HEX >= 0x03090000
+    Py_VISIT(Py_TYPE(a));
+#endif
+    return 0;
+}
+
+static int acq_clear(pool_acquire *a) {
+    Py_CLEAR(a->pool); Py_CLEAR(a->conn); Py_CLEAR(a->co);
+    return 0;
+}
+
+static void acq_dealloc(pool_acquire *a) {
+    PyTypeObject *tp = Py_TYPE(a);
+    PyObject_GC_UnTrack(a);
+    acq_clear(a);
+    tp->tp_free(a);
+    Py_DECREF(tp);
+}
+
+/* __aenter__(): the connection (a _Ready) taken without a wait, else the coroutine that
+   awaits Pool._acquire()'s (Pool._enter_slow) */
+static PyObject *acq_aenter(pool_acquire *a, PyObject *Py_UNUSED(x)) {
+    mc_state *st = a->st;
+    if (!st || !a->pool) {
+        PyErr_SetString(PyExc_RuntimeError, "PoolAcquire was not initialized");
+        return NULL;
+    }
+    if (!a->co) {
+        if (a->spent) {   /* (a coroutine's own error for a second await) */
+            PyErr_SetString(PyExc_RuntimeError, "cannot reuse already awaited coroutine");
+            return NULL;
+        }
+        a->spent = 1;
+        PyObject *conn = fast_grab((pool_base *)a->pool);
+        if (conn) {
+            Py_XSETREF(a->conn, conn);
+            return ready_new(st, conn);
+        }
+        a->co = PyObject_CallMethodNoArgs(a->pool, PNAME(st, P_acquire));
+        if (!a->co) return NULL;
+    }
+    if (!st->pool_env) {
+        PyErr_SetString(PyExc_RuntimeError, "_pool_configure() was not called");
+        return NULL;
+    }
+    return PyObject_CallFunctionObjArgs(PENV(st, PE_enter_slow), (PyObject *)a, a->co, NULL);
+}
+
+/* __aexit__(*exc): the connection back to the pool: a _Ready when that is done, else the
+   shielded reset (asyncio.shield of Pool._release()'s task) */
+static PyObject *acq_aexit(pool_acquire *a, PyObject *const *args, Py_ssize_t nargs) {
+    (void)args; (void)nargs;
+    mc_state *st = a->st;
+    if (!st || !a->pool || !st->pool_env) {
+        PyErr_SetString(PyExc_RuntimeError, "PoolAcquire was not initialized");
+        return NULL;
+    }
+    PyObject *conn = a->conn ? a->conn : Py_NewRef(Py_None);
+    a->conn = NULL;
+    if (fast_release((pool_base *)a->pool, conn)) {
+        Py_DECREF(conn);
+        return Py_NewRef(st->ready_none);
+    }
+    PyObject *resetting = PyObject_CallMethodOneArg(a->pool, PNAME(st, P_release), conn);
+    Py_DECREF(conn);
+    if (!resetting) return NULL;
+    if (resetting == Py_None) {
+        Py_DECREF(resetting);
+        return Py_NewRef(st->ready_none);
+    }
+    /* the reset runs as its own task: cancelling the block's task does not stop it */
+    PyObject *r = PyObject_CallOneArg(PENV(st, PE_shield), resetting);
+    Py_DECREF(resetting);
+    return r;
+}
+
+static PyMethodDef acq_methods[] = {
+    {"__aenter__", (PyCFunction)acq_aenter, METH_NOARGS,
+     "__aenter__(): awaitable of the connection acquired"},
+    {"__aexit__", (PyCFunction)(void (*)(void))acq_aexit, METH_FASTCALL,
+     "__aexit__(exc_type, exc, tb): awaitable of the connection's release"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef acq_members[] = {
+    {"_pool", T_OBJECT, offsetof(pool_acquire, pool), READONLY, NULL},
+    {"_conn", T_OBJECT, offsetof(pool_acquire, conn), 0, NULL},
+    {"_co", T_OBJECT, offsetof(pool_acquire, co), 0, NULL},
+    {"_spent", T_BOOL, offsetof(pool_acquire, spent), 0, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot acq_slots[] = {
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, acq_init},
+    {Py_tp_dealloc, acq_dealloc},
+    {Py_tp_traverse, acq_traverse},
+    {Py_tp_clear, acq_clear},
+    {Py_tp_methods, acq_methods},
+    {Py_tp_members, acq_members},
+    {Py_tp_doc, "The C half of mysqlc.aio.pool._AcquireContext: __aenter__ and __aexit__ "
+                "(src/aio_pool.c)."},
+    {0, NULL},
+};
+
+static PyType_Spec acq_spec = {
+    .name = "mysqlc._core.PoolAcquire",
+    .basicsize = sizeof(pool_acquire),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = acq_slots,
+};
+
+/* ---------------------------------------------------------------- AioCursorBase */
+
+static PyObject *cur_aenter(PyObject *self, PyObject *Py_UNUSED(x)) {
+    mc_state *st = state_of(Py_TYPE(self));
+    if (!st) return NULL;
+    return ready_new(st, self);
+}
+
+/* __aexit__(*exc): close() of mysqlc.aio.cursors.BaseCursor without its coroutine when
+   no result is left unread (the sync cursor's close() called here); its coroutine
+   otherwise, and a subclass's own close() always */
+static PyObject *cur_aexit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)args; (void)nargs;
+    mc_state *st = state_of(Py_TYPE(self));
+    if (!st) return NULL;
+    if (!st->pool_env) {
+        PyErr_SetString(PyExc_RuntimeError, "_pool_configure() was not called");
+        return NULL;
+    }
+    PyObject *own = _PyType_Lookup(Py_TYPE(self), PNAME(st, P_close));   /* borrowed */
+    if (own != PENV(st, PE_cursor_close))
+        return PyObject_CallMethodNoArgs(self, PNAME(st, P_close));
+    PyObject *cur = PyObject_GetAttr(self, PNAME(st, P_sync_obj));
+    if (!cur) return NULL;
+    PyObject *conn = PyObject_GetAttr(cur, PNAME(st, P_connection));
+    if (!conn) {
+        Py_DECREF(cur);
+        return NULL;
+    }
+    int python = 0;
+    if (conn != Py_None) {
+        PyObject *core = PyObject_GetAttr(conn, PNAME(st, P_conn));
+        if (!core) {
+            PyErr_Clear();
+            python = 1;
+        } else {
+            /* core.unread and core.open (mysqlc.aio.cursors.BaseCursor.close) */
+            if (core != Py_None) {
+                if (!PyObject_TypeCheck(core, st->ConnectionType)) {
+                    python = 1;
+                } else {
+                    mc_conn *c = (mc_conn *)core;
+                    python = c->fd >= 0 && (c->state == ST_ROWS || c->state == ST_MORE ||
+                                            c->state == ST_CURSOR);
+                }
+            }
+            Py_DECREF(core);
+        }
+    }
+    Py_DECREF(conn);
+    if (python) {
+        Py_DECREF(cur);
+        return PyObject_CallMethodNoArgs(self, PNAME(st, P_close));
+    }
+    PyObject *r = PyObject_CallMethodNoArgs(cur, PNAME(st, P_close));
+    Py_DECREF(cur);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    return Py_NewRef(st->ready_none);
+}
+
+static PyMethodDef cur_methods[] = {
+    {"__aenter__", (PyCFunction)cur_aenter, METH_NOARGS,
+     "__aenter__(): awaitable of the cursor itself"},
+    {"__aexit__", (PyCFunction)(void (*)(void))cur_aexit, METH_FASTCALL,
+     "__aexit__(exc_type, exc, tb): awaitable of close()"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot cur_slots[] = {
+    {Py_tp_methods, cur_methods},
+    {Py_tp_doc, "The C half of mysqlc.aio.cursors.BaseCursor: __aenter__ and __aexit__ "
+                "(src/aio_pool.c)."},
+    {0, NULL},
+};
+
+static PyType_Spec cur_spec = {
+    .name = "mysqlc._core.AioCursorBase",
+    .basicsize = sizeof(PyObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .slots = cur_slots,
+};
+
+/* ---------------------------------------------------------------- module level */
+
+/* _core._pool_configure(env): the Python helpers (PE_*) */
+static PyObject *pool_configure(PyObject *module, PyObject *env) {
+    mc_state *st = mc_state_from_module(module);
+    if (!PyTuple_CheckExact(env) || PyTuple_GET_SIZE(env) != PE_COUNT) {
+        PyErr_Format(PyExc_TypeError, "_pool_configure() takes a tuple of %d", (int)PE_COUNT);
+        return NULL;
+    }
+    Py_XSETREF(st->pool_env, Py_NewRef(env));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef aio_pool_functions[] = {
+    {"_pool_configure", (PyCFunction)pool_configure, METH_O,
+     "_pool_configure((enter_slow, shield, cursor_close)): the Python helpers of "
+     "src/aio_pool.c's slow paths"},
+    {NULL, NULL, 0, NULL},
+};
+
+static int add_type(PyObject *module, PyType_Spec *spec, PyTypeObject **slot,
+                    const char *name) {
+    PyTypeObject *t = (PyTypeObject *)PyType_FromModuleAndSpec(module, spec, NULL);
+    if (!t) return -1;
+    *slot = t;
+    Py_INCREF(t);
+    if (PyModule_AddObject(module, name, (PyObject *)t) < 0) {
+        Py_DECREF(t);
+        return -1;
+    }
+    return 0;
+}
+
+int mc_aio_pool_add_types(PyObject *module) {
+    mc_state *st = mc_state_from_module(module);
+    st->pool_names = PyTuple_New(P_COUNT);
+    if (!st->pool_names) return -1;
+    for (int i = 0; i < P_COUNT; i++) {
+        PyObject *s = PyUnicode_InternFromString(pool_name_text[i]);
+        if (!s) return -1;
+        PyTuple_SET_ITEM(st->pool_names, i, s);
+    }
+    if (add_type(module, &ready_spec, &st->ReadyType, "_Ready") < 0) return -1;
+    ready_obj *none = PyObject_New(ready_obj, st->ReadyType);
+    if (!none) return -1;
+    none->value = Py_NewRef(Py_None);
+    st->ready_none = (PyObject *)none;
+    if (add_type(module, &pool_base_spec, &st->PoolBaseType, "PoolBase") < 0) return -1;
+    if (add_type(module, &acq_spec, &st->PoolAcquireType, "PoolAcquire") < 0) return -1;
+    if (add_type(module, &cur_spec, &st->AioCursorBaseType, "AioCursorBase") < 0) return -1;
+    return PyModule_AddFunctions(module, aio_pool_functions);
+}

@@ -233,6 +233,72 @@ static PyType_Spec pool_base_spec = {
 /* ---------------------------------------------------------------- the checks */
 
 /* a new reference to obj.<name>, or NULL with no exception set */
+static PyObject *attr(mc_state *st, PyObject *obj, int name);
+
+/* ---------------------------------------------------------------- the shells' bases
+ *
+ * _core.AioConnBase (mysqlc.aio.Connection's) and _core.AioCursorBase (the asyncio
+ * cursors'): the attributes the fast paths read, as C members (`_worker`, `_sync_obj`;
+ * a cursor's `connection` too).  Python sets and reads them as before. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *worker, *sync_obj, *connection;
+} shell_obj;
+
+static int shell_traverse(shell_obj *o, visitproc visit, void *arg) {
+    Py_VISIT(o->worker); Py_VISIT(o->sync_obj); Py_VISIT(o->connection);
+    Py_VISIT(Py_TYPE(o));
+    return 0;
+}
+
+static int shell_clear(shell_obj *o) {
+    Py_CLEAR(o->worker); Py_CLEAR(o->sync_obj); Py_CLEAR(o->connection);
+    return 0;
+}
+
+static void shell_dealloc(shell_obj *o) {
+    PyTypeObject *tp = Py_TYPE(o);
+    PyObject_GC_UnTrack(o);
+    shell_clear(o);
+    tp->tp_free(o);
+    Py_DECREF(tp);
+}
+
+static PyMemberDef conn_base_members[] = {
+    {"_worker", T_OBJECT_EX, offsetof(shell_obj, worker), 0, NULL},
+    {"_sync_obj", T_OBJECT_EX, offsetof(shell_obj, sync_obj), 0, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot conn_base_slots[] = {
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, shell_dealloc},
+    {Py_tp_traverse, shell_traverse},
+    {Py_tp_clear, shell_clear},
+    {Py_tp_members, conn_base_members},
+    {Py_tp_doc, "The C half of mysqlc.aio.Connection: the attributes src/aio_pool.c reads."},
+    {0, NULL},
+};
+
+static PyType_Spec conn_base_spec = {
+    .name = "mysqlc._core.AioConnBase",
+    .basicsize = sizeof(shell_obj),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .slots = conn_base_slots,
+};
+
+/* a new reference to the shell's `_worker` (field: 0) or `_sync_obj` (1): the C member
+   of an AioConnBase, else the attribute; NULL (no exception) when there is none */
+static PyObject *shell_field(mc_state *st, PyObject *obj, int which) {
+    if (PyObject_TypeCheck(obj, st->AioConnBaseType)) {
+        PyObject *v = which ? ((shell_obj *)obj)->sync_obj : ((shell_obj *)obj)->worker;
+        return v ? Py_NewRef(v) : NULL;
+    }
+    return attr(st, obj, which ? P_sync_obj : P_worker);
+}
+
+
 static PyObject *attr(mc_state *st, PyObject *obj, int name) {
     PyObject *v = PyObject_GetAttr(obj, PNAME(st, name));
     if (!v) PyErr_Clear();
@@ -245,7 +311,7 @@ static PyObject *attr(mc_state *st, PyObject *obj, int name) {
    state cannot be read), never an exception */
 static int conn_idle(mc_state *st, PyObject *conn, PyObject **engine) {
     *engine = NULL;
-    PyObject *worker = attr(st, conn, P_worker);
+    PyObject *worker = shell_field(st, conn, 0);
     if (!worker) return 0;
     PyObject *busy = attr(st, worker, P_busy);
     Py_DECREF(worker);
@@ -256,7 +322,7 @@ static int conn_idle(mc_state *st, PyObject *conn, PyObject **engine) {
         PyErr_Clear();
         return 0;
     }
-    PyObject *eng = attr(st, conn, P_sync_obj);
+    PyObject *eng = shell_field(st, conn, 1);
     if (!eng) return 0;
     int ok = 0;
     PyObject *closed = attr(st, eng, P_closed), *pipe = NULL, *core = NULL, *proto = NULL;
@@ -577,8 +643,12 @@ static PyObject *cur_aexit(PyObject *self, PyObject *const *args, Py_ssize_t nar
     PyObject *own = _PyType_Lookup(Py_TYPE(self), PNAME(st, P_close));   /* borrowed */
     if (own != PENV(st, PE_cursor_close))
         return PyObject_CallMethodNoArgs(self, PNAME(st, P_close));
-    PyObject *cur = PyObject_GetAttr(self, PNAME(st, P_sync_obj));
-    if (!cur) return NULL;
+    PyObject *cur = ((shell_obj *)self)->sync_obj;
+    if (!cur) {
+        PyErr_SetString(PyExc_AttributeError, "_sync_obj");
+        return NULL;
+    }
+    Py_INCREF(cur);
     PyObject *conn = PyObject_GetAttr(cur, PNAME(st, P_connection));
     if (!conn) {
         Py_DECREF(cur);
@@ -624,7 +694,19 @@ static PyMethodDef cur_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyMemberDef cur_members[] = {
+    {"connection", T_OBJECT_EX, offsetof(shell_obj, connection), 0, NULL},
+    {"_worker", T_OBJECT_EX, offsetof(shell_obj, worker), 0, NULL},
+    {"_sync_obj", T_OBJECT_EX, offsetof(shell_obj, sync_obj), 0, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PyType_Slot cur_slots[] = {
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_dealloc, shell_dealloc},
+    {Py_tp_traverse, shell_traverse},
+    {Py_tp_clear, shell_clear},
+    {Py_tp_members, cur_members},
     {Py_tp_methods, cur_methods},
     {Py_tp_doc, "The C half of mysqlc.aio.cursors.BaseCursor: __aenter__ and __aexit__ "
                 "(src/aio_pool.c)."},
@@ -633,8 +715,8 @@ static PyType_Slot cur_slots[] = {
 
 static PyType_Spec cur_spec = {
     .name = "mysqlc._core.AioCursorBase",
-    .basicsize = sizeof(PyObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .basicsize = sizeof(shell_obj),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
     .slots = cur_slots,
 };
 
@@ -688,5 +770,6 @@ int mc_aio_pool_add_types(PyObject *module) {
     if (add_type(module, &pool_base_spec, &st->PoolBaseType, "PoolBase") < 0) return -1;
     if (add_type(module, &acq_spec, &st->PoolAcquireType, "PoolAcquire") < 0) return -1;
     if (add_type(module, &cur_spec, &st->AioCursorBaseType, "AioCursorBase") < 0) return -1;
+    if (add_type(module, &conn_base_spec, &st->AioConnBaseType, "AioConnBase") < 0) return -1;
     return PyModule_AddFunctions(module, aio_pool_functions);
 }

@@ -246,7 +246,7 @@ def install(cls: type, doc_owner: type, awaited: tuple = (), plain: tuple = (),
         setattr(cls, name, _attribute(name, settable=True))
 
 
-class Connection:
+class Connection(_core.AioConnBase):
     """An asyncio connection (``await mysqlc.aio.connect(...)``).
 
     Awaitable: ``commit()``, ``rollback()``, ``begin()``, ``ping(reconnect=False)``,

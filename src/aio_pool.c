@@ -343,7 +343,8 @@ done:
 
 /* `v` as a double, or *bad set (not a number) */
 static double as_double(PyObject *v, int *bad) {
-    double d = PyFloat_Check(v) ? PyFloat_AS_DOUBLE(v) : PyFloat_AsDouble(v);
+    double d = PyFloat_Check(v) ? PyFloat_AS_DOUBLE(v)
+               : PyLong_CheckExact(v) ? PyLong_AsDouble(v) : PyFloat_AsDouble(v);
     if (d == -1.0 && PyErr_Occurred()) {
         PyErr_Clear();
         *bad = 1;

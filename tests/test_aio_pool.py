@@ -1311,3 +1311,129 @@ def test_c_checks_agree_with_the_core(conn_kwargs):
         finally:
             conn.close()
     run(main())
+
+
+# ------------------------------------------------- the C fast paths (src/aio_pool.c)
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_acquire_context_fast_and_slow_paths_agree(conn_kwargs, loop):
+    """``async with pool.acquire()`` takes a free connection in C (no coroutine) only when
+    Pool._grab would, and gives it back in C only when Pool._release would just put it
+    on the free list: every other case (a waiter, a changed session, a transaction left
+    open, a connection closed in the block) goes to the Python code, as before."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, ping_idle=None) as pool:
+            async with pool.acquire() as conn:
+                first = conn
+            assert pool.freesize == 1 and pool.size == 1
+            async with pool.acquire() as conn:   # the fast path: the same connection
+                assert conn is first and pool.freesize == 0
+            assert pool.freesize == 1
+            # a transaction left open: rolled back by Python's _release (not the C path)
+            async with pool.acquire() as conn:
+                await conn.begin()
+                async with conn.cursor() as cur:
+                    await cur.execute("SELECT 1")
+            async with pool.acquire() as conn:
+                assert conn is first
+                async with conn.cursor() as cur:
+                    await cur.execute("SELECT @@in_transaction")
+                    assert (await cur.fetchone())[0] == 0
+            # closed in the block: dropped, a new one opened next time
+            async with pool.acquire() as conn:
+                conn.close()
+            assert pool.freesize == 0 and pool.size == 0
+            async with pool.acquire() as conn:
+                assert conn is not first and not conn.closed
+            # a waiter: the release hands the connection to it (Python's _hand_on)
+            order = []
+            async def user(tag):
+                async with pool.acquire() as c:
+                    order.append((tag, c))
+                    await asyncio.sleep(0.01)
+            await asyncio.gather(user("a"), user("b"), user("c"))
+            assert [t for t, _ in order] == ["a", "b", "c"]
+            assert len({id(c) for _, c in order}) == 1 and pool.freesize == 1
+    run(main(), loop)
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_acquire_context_is_a_coroutine(conn_kwargs, loop):
+    """Pool.acquire()'s object stays a coroutine in asyncio's sense (a C base class
+    now): ``asyncio.create_task()``, ``await``, and one use only."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=2, ping_idle=None) as pool:
+            ctx = pool.acquire()
+            assert asyncio.iscoroutine(ctx)
+            conn = await asyncio.create_task(ctx)
+            assert isinstance(conn, mysqlc.aio.Connection)
+            with pytest.raises(RuntimeError, match="cannot reuse"):
+                async with ctx:
+                    pass
+            await pool.release(conn)
+            ctx = pool.acquire()
+            async with ctx as conn:
+                pass
+            with pytest.raises(RuntimeError, match="cannot reuse"):
+                await ctx
+            ctx = pool.acquire()
+            ctx.close()   # never awaited: nothing acquired
+            assert pool.freesize == 1
+            with pytest.raises(ValueError, match="not acquired"):
+                await pool.acquire().__aexit__(None, None, None)
+    run(main(), loop)
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_cursor_async_with_closes_as_close_does(conn_kwargs, loop):
+    """A cursor's ``async with`` closes it in C when nothing is left unread; rows of an
+    unbuffered cursor still unread are drained by close()'s coroutine, and a subclass's
+    own close() is the one awaited."""
+    closed = []
+
+    class Mine(mysqlc.aio.cursors.Cursor):
+        async def close(self):
+            closed.append(self)
+            await super().close()
+
+    async def main():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            async with conn.cursor() as cur:
+                await cur.execute("SELECT 1")
+            assert cur.closed
+            async with conn.cursor(mysqlc.aio.SSCursor) as cur:
+                await cur.execute("SELECT seq FROM seq_1_to_5000")
+                assert (await cur.fetchone()) == (1,)
+            assert cur.closed
+            async with conn.cursor() as cur:   # the connection is in step again
+                await cur.execute("SELECT 2")
+                assert await cur.fetchall() == ((2,),)
+            async with conn.cursor(Mine) as mine:
+                await mine.execute("SELECT 3")
+            assert closed == [mine] and mine.closed
+        finally:
+            conn.close()
+    run(main(), loop)
+
+
+def test_pool_in_a_cycle_is_collected(conn_kwargs):
+    """The pool's C base class takes part in garbage collection: a closed pool that
+    refers to itself is freed."""
+    import gc
+    import weakref
+
+    async def main():
+        pool = await mysqlc.aio.create_pool(minsize=0, maxsize=1, ping_idle=None,
+                                            **conn_kwargs)
+        pool._free.append(("self", pool))   # a cycle through the C member
+        pool._free.clear()
+        pool.me = pool
+        pool._start[pool] = pool
+        pool.close()
+        await pool.wait_closed()
+        ref = weakref.ref(pool)
+        del pool
+        gc.collect()
+        assert ref() is None
+    run(main())

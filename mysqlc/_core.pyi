@@ -176,6 +176,65 @@ def _pool_idle(core: Any, stream: Any, /) -> bool: ...
 def _session_need(core: Connection, seq: Optional[int], autocommit: bool, /
                   ) -> Optional[str]: ...
 
+# --- src/aio_pool.c -------------------------------------------------------------------
+@final
+class _Ready:
+    """An awaitable that is done already: awaited, it gives its value at once."""
+
+    def send(self, value: Any, /) -> Any: ...
+    def close(self) -> None: ...
+    def __await__(self) -> Generator[Any, None, Any]: ...
+    def __iter__(self) -> _Ready: ...
+    def __next__(self) -> Any: ...
+
+@disjoint_base
+class PoolBase:
+    """The state of mysqlc.aio.Pool that its C fast paths read."""
+
+    _free: Any
+    _used: Any
+    _waiters: Any
+    _terminated: Any
+    _start: Any
+    _loop: Any
+    _clock: Any
+    _closing: Any
+    _ping_idle: Any
+    _recycle: Any
+
+@disjoint_base
+class PoolAcquire:
+    """The C half of mysqlc.aio.pool._AcquireContext: __aenter__ and __aexit__."""
+
+    def __init__(self, pool: PoolBase, /) -> None: ...
+    @property
+    def _pool(self) -> Any: ...
+    _conn: Any
+    _co: Any
+    _spent: bool
+    def __aenter__(self) -> Any: ...
+    def __aexit__(self, *exc: Any) -> Any: ...
+
+@disjoint_base
+class AioCursorBase:
+    """The C half of mysqlc.aio.cursors.BaseCursor: __aenter__ and __aexit__, and the
+    attributes src/aio_pool.c reads."""
+
+    connection: Any
+    _worker: Any
+    _sync_obj: Any
+    def __aenter__(self) -> Any: ...
+    def __aexit__(self, *exc: Any) -> Any: ...
+
+@disjoint_base
+class AioConnBase:
+    """The C half of mysqlc.aio.Connection: the attributes src/aio_pool.c reads."""
+
+    _worker: Any
+    _sync_obj: Any
+
+def _pool_configure(env: tuple[Any, ...], /) -> None: ...
+
 # --- src/conn.c -----------------------------------------------------------------------
 @final
 class Connection:

@@ -632,7 +632,7 @@ static PyObject *cur_aenter(PyObject *self, PyObject *Py_UNUSED(x)) {
 
 /* __aexit__(*exc): close() of mysqlc.aio.cursors.BaseCursor without its coroutine when
    no result is left unread (the sync cursor's close() called here); its coroutine
-   otherwise, and a subclass's own close() always */
+   otherwise, and a close() of a subclass's or set on the cursor always */
 static PyObject *cur_aexit(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)args; (void)nargs;
     mc_state *st = state_of(Py_TYPE(self));
@@ -641,9 +641,18 @@ static PyObject *cur_aexit(PyObject *self, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_RuntimeError, "_pool_configure() was not called");
         return NULL;
     }
-    PyObject *own = _PyType_Lookup(Py_TYPE(self), PNAME(st, P_close));   /* borrowed */
-    if (own != PENV(st, PE_cursor_close))
-        return PyObject_CallMethodNoArgs(self, PNAME(st, P_close));
+    /* cur.close is BaseCursor.close bound to this cursor: not a subclass's own, not one
+       set on the object (a mock) */
+    PyObject *bound = PyObject_GetAttr(self, PNAME(st, P_close));
+    if (!bound) return NULL;
+    int own = PyMethod_Check(bound) && PyMethod_GET_FUNCTION(bound) == PENV(st, PE_cursor_close)
+              && PyMethod_GET_SELF(bound) == self;
+    if (!own) {
+        PyObject *r = PyObject_CallNoArgs(bound);
+        Py_DECREF(bound);
+        return r;
+    }
+    Py_DECREF(bound);
     PyObject *cur = ((shell_obj *)self)->sync_obj;
     if (!cur) {
         PyErr_SetString(PyExc_AttributeError, "_sync_obj");

@@ -1412,6 +1412,19 @@ def test_cursor_async_with_closes_as_close_does(conn_kwargs, loop):
             async with conn.cursor(Mine) as mine:
                 await mine.execute("SELECT 3")
             assert closed == [mine] and mine.closed
+            # a close() set on the cursor object (a test's mock) is the one awaited too
+            cur = conn.cursor()
+            seen = []
+
+            async def mock_close():
+                seen.append(cur)
+            cur.close = mock_close
+            async with cur:
+                await cur.execute("SELECT 4")
+            assert seen == [cur] and not cur.closed
+            del cur.close
+            await cur.close()
+            assert cur.closed
         finally:
             conn.close()
     run(main(), loop)

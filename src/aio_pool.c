@@ -24,8 +24,12 @@
  *                       cursor, __aexit__ closes a cursor with nothing left unread
  *                       without the close() coroutine (a subclass's own close() is
  *                       awaited as before).
- *   _core._Ready        an awaitable that is done already (its value): what the fast
- *                       __aenter__ / __aexit__ return in place of a coroutine.
+ *   _core._PoolEnter    what PoolAcquire.__aenter__ returns: a C awaitable that takes
+ *                       the connection when it is first resumed (as a coroutine would:
+ *                       one dropped unawaited takes nothing).
+ *   _core._Ready        an awaitable that is done already (its value): what the
+ *                       cursors' __aenter__ and the fast __aexit__s return in place of
+ *                       a coroutine.
  */
 #include "conn_internal.h"
 #include <structmember.h>
@@ -529,33 +533,244 @@ static void acq_dealloc(pool_acquire *a) {
     Py_DECREF(tp);
 }
 
-/* __aenter__(): the connection (a _Ready) taken without a wait, else the coroutine that
-   awaits Pool._acquire()'s (Pool._enter_slow) */
+/* `it` sent `arg`: 1 with *out the value it yielded, 0 with *out its return value, -1
+   with an exception (PyIter_Send, for every supported Python) */
+static int send_to(PyObject *it, PyObject *arg, PyObject **out) {
+#if PY_VERSION_HEX >= 0x030A0000
+    PySendResult r = PyIter_Send(it, arg, out);
+    return r == PYGEN_NEXT ? 1 : r == PYGEN_RETURN ? 0 : -1;
+#else
+    PyObject *y;
+    if (arg == Py_None && Py_TYPE(it)->tp_iternext)
+        y = Py_TYPE(it)->tp_iternext(it);
+    else
+        y = PyObject_CallMethod(it, "send", "O", arg);
+    if (y) { *out = y; return 1; }
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_StopIteration)) {
+        if (_PyGen_FetchStopIterationValue(out) < 0) return -1;
+        return 0;
+    }
+    *out = NULL;
+    return -1;
+#endif
+}
+
+/* What __aenter__() returns: an awaitable that does nothing until it is first resumed,
+   as the coroutine of an `async def __aenter__` (a result dropped unawaited takes no
+   connection).  Resumed, it takes a free connection as Pool._grab does (phase 0 ->
+   over), else delegates to the coroutine of Pool._enter_slow(ctx, Pool._acquire())
+   (phase 1). */
+typedef struct {
+    PyObject_HEAD
+    pool_acquire *ctx;
+    PyObject *sub;   /* phase 1: the Python coroutine */
+    int phase;       /* 0 not started, 1 delegating, 2 over, 3 running */
+} enter_obj;
+
+static int enter_step(enter_obj *e, PyObject *arg, PyObject **out) {
+    pool_acquire *a = e->ctx;
+    mc_state *st = a->st;
+    if (e->phase == 3) {
+        PyErr_SetString(PyExc_ValueError, "coroutine already executing");
+        return -1;
+    }
+    if (e->phase == 2) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot reuse already awaited coroutine");
+        return -1;
+    }
+    e->phase = 3;
+    if (!e->sub) {
+        PyObject *conn = fast_grab((pool_base *)a->pool);
+        if (conn) {
+            Py_XSETREF(a->conn, Py_NewRef(conn));
+            e->phase = 2;
+            *out = conn;
+            return 0;
+        }
+        if (!a->co) {
+            a->co = PyObject_CallMethodNoArgs(a->pool, PNAME(st, P_acquire));
+            if (!a->co) {
+                e->phase = 2;
+                return -1;
+            }
+        }
+        e->sub = PyObject_CallFunctionObjArgs(PENV(st, PE_enter_slow), (PyObject *)a, a->co,
+                                              NULL);
+        if (!e->sub) {
+            e->phase = 2;
+            return -1;
+        }
+        arg = Py_None;
+    }
+    int r = send_to(e->sub, arg, out);
+    if (r == 1) {
+        e->phase = 1;
+    } else {
+        e->phase = 2;
+        Py_CLEAR(e->sub);
+    }
+    return r;
+}
+
+static PyObject *stop_value(PyObject *v) {   /* StopIteration(v), v's reference taken */
+    if (v == Py_None) {
+        PyErr_SetNone(PyExc_StopIteration);
+    } else {
+        PyObject *x = PyObject_CallOneArg(PyExc_StopIteration, v);
+        if (x) {
+            PyErr_SetObject(PyExc_StopIteration, x);
+            Py_DECREF(x);
+        }
+    }
+    Py_DECREF(v);
+    return NULL;
+}
+
+static PyObject *enter_iternext(enter_obj *e) {
+    PyObject *out;
+    int r = enter_step(e, Py_None, &out);
+    if (r == 1) return out;
+    if (r == 0) return stop_value(out);
+    return NULL;
+}
+
+static PyObject *enter_send(enter_obj *e, PyObject *arg) {
+    PyObject *out;
+    int r = enter_step(e, arg, &out);
+    if (r == 1) return out;
+    if (r == 0) return stop_value(out);
+    return NULL;
+}
+
+#if PY_VERSION_HEX >= 0x030A0000
+static PySendResult enter_am_send(enter_obj *e, PyObject *arg, PyObject **out) {
+    int r = enter_step(e, arg, out);
+    return r == 1 ? PYGEN_NEXT : r == 0 ? PYGEN_RETURN : PYGEN_ERROR;
+}
+#endif
+
+/* throw(...): into the Python coroutine when one runs; before the first step the
+   exception is raised as it is, and nothing was taken */
+static PyObject *enter_throw(enter_obj *e, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 3) {
+        PyErr_SetString(PyExc_TypeError, "throw expected 1 to 3 arguments");
+        return NULL;
+    }
+    if (e->phase == 3) {
+        PyErr_SetString(PyExc_ValueError, "coroutine already executing");
+        return NULL;
+    }
+    if (e->phase == 1 && e->sub) {
+        PyObject *m = PyObject_GetAttrString(e->sub, "throw");
+        PyObject *r = m ? PyObject_Vectorcall(m, args, (size_t)nargs, NULL) : NULL;
+        Py_XDECREF(m);
+        if (!r) {
+            e->phase = 2;
+            Py_CLEAR(e->sub);
+        }
+        return r;   /* (StopIteration with its value, or what it raised) */
+    }
+    e->phase = 2;
+    PyObject *typ = args[0];
+    if (PyExceptionInstance_Check(typ)) {
+        PyErr_SetObject((PyObject *)Py_TYPE(typ), typ);
+    } else if (PyExceptionClass_Check(typ)) {
+        PyErr_SetObject(typ, nargs > 1 ? args[1] : Py_None);
+    } else {
+        PyErr_Format(PyExc_TypeError, "exceptions must be classes or instances deriving from "
+                     "BaseException, not %s", Py_TYPE(typ)->tp_name);
+    }
+    return NULL;
+}
+
+static PyObject *enter_close(enter_obj *e, PyObject *Py_UNUSED(x)) {
+    if (e->phase == 3) {
+        PyErr_SetString(PyExc_ValueError, "coroutine already executing");
+        return NULL;
+    }
+    e->phase = 2;
+    if (e->sub) {
+        PyObject *sub = e->sub;
+        e->sub = NULL;
+        PyObject *r = PyObject_CallMethodNoArgs(sub, PNAME(e->ctx->st, P_close));
+        Py_DECREF(sub);
+        return r;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *enter_await(PyObject *e) { return Py_NewRef(e); }
+
+static int enter_traverse(enter_obj *e, visitproc visit, void *arg) {
+    Py_VISIT(e->ctx); Py_VISIT(e->sub);
+    Py_VISIT(Py_TYPE(e));
+    return 0;
+}
+
+static int enter_clear(enter_obj *e) {
+    Py_CLEAR(e->ctx); Py_CLEAR(e->sub);
+    return 0;
+}
+
+static void enter_dealloc(enter_obj *e) {
+    PyTypeObject *tp = Py_TYPE(e);
+    PyObject_GC_UnTrack(e);
+    enter_clear(e);
+    PyObject_GC_Del(e);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef enter_methods[] = {
+    {"send", (PyCFunction)enter_send, METH_O, "send(value): as a coroutine's"},
+    {"throw", (PyCFunction)(void (*)(void))enter_throw, METH_FASTCALL,
+     "throw(exc): as a coroutine's"},
+    {"close", (PyCFunction)enter_close, METH_NOARGS, "close(): as a coroutine's"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot enter_slots[] = {
+    {Py_tp_dealloc, enter_dealloc},
+    {Py_tp_traverse, enter_traverse},
+    {Py_tp_clear, enter_clear},
+    {Py_tp_iter, enter_await},
+    {Py_tp_iternext, enter_iternext},
+    {Py_am_await, enter_await},
+#if PY_VERSION_HEX >= 0x030A0000
+    {Py_am_send, enter_am_send},
+#endif
+    {Py_tp_methods, enter_methods},
+    {Py_tp_doc, "The awaitable of `pool.acquire().__aenter__()`: the connection, taken when "
+                "it is awaited (src/aio_pool.c)."},
+    {0, NULL},
+};
+
+static PyType_Spec enter_spec = {
+    .name = "mysqlc._core._PoolEnter",
+    .basicsize = sizeof(enter_obj),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .slots = enter_slots,
+};
+
+/* __aenter__(): the awaitable of the connection (_PoolEnter): taken when it is awaited,
+   without a wait when Pool._grab would take it, else by Pool._acquire() */
 static PyObject *acq_aenter(pool_acquire *a, PyObject *Py_UNUSED(x)) {
     mc_state *st = a->st;
-    if (!st || !a->pool) {
+    if (!st || !a->pool || !st->pool_env) {
         PyErr_SetString(PyExc_RuntimeError, "PoolAcquire was not initialized");
         return NULL;
     }
-    if (!a->co) {
-        if (a->spent) {   /* (a coroutine's own error for a second await) */
-            PyErr_SetString(PyExc_RuntimeError, "cannot reuse already awaited coroutine");
-            return NULL;
-        }
-        a->spent = 1;
-        PyObject *conn = fast_grab((pool_base *)a->pool);
-        if (conn) {
-            Py_XSETREF(a->conn, conn);
-            return ready_new(st, conn);
-        }
-        a->co = PyObject_CallMethodNoArgs(a->pool, PNAME(st, P_acquire));
-        if (!a->co) return NULL;
-    }
-    if (!st->pool_env) {
-        PyErr_SetString(PyExc_RuntimeError, "_pool_configure() was not called");
+    if (!a->co && a->spent) {   /* (a coroutine's own error for a second await) */
+        PyErr_SetString(PyExc_RuntimeError, "cannot reuse already awaited coroutine");
         return NULL;
     }
-    return PyObject_CallFunctionObjArgs(PENV(st, PE_enter_slow), (PyObject *)a, a->co, NULL);
+    a->spent = 1;
+    enter_obj *e = PyObject_GC_New(enter_obj, st->PoolEnterType);
+    if (!e) return NULL;
+    e->ctx = (pool_acquire *)Py_NewRef((PyObject *)a);
+    e->sub = NULL;
+    e->phase = 0;
+    PyObject_GC_Track(e);
+    return (PyObject *)e;
 }
 
 /* __aexit__(*exc): the connection back to the pool: a _Ready when that is done, else the
@@ -779,6 +994,7 @@ int mc_aio_pool_add_types(PyObject *module) {
     st->ready_none = (PyObject *)none;
     if (add_type(module, &pool_base_spec, &st->PoolBaseType, "PoolBase") < 0) return -1;
     if (add_type(module, &acq_spec, &st->PoolAcquireType, "PoolAcquire") < 0) return -1;
+    if (add_type(module, &enter_spec, &st->PoolEnterType, "_PoolEnter") < 0) return -1;
     if (add_type(module, &cur_spec, &st->AioCursorBaseType, "AioCursorBase") < 0) return -1;
     if (add_type(module, &conn_base_spec, &st->AioConnBaseType, "AioConnBase") < 0) return -1;
     return PyModule_AddFunctions(module, aio_pool_functions);

@@ -102,7 +102,7 @@ static int mc_traverse(PyObject *module, visitproc visit, void *arg) {
     Py_VISIT(st->StoreType); Py_VISIT(st->AioStreamType); Py_VISIT(st->AioWaiterType);
     Py_VISIT(st->AioCallType); Py_VISIT(st->aio_names); Py_VISIT(st->aio_env);
     Py_VISIT(st->ReadyType); Py_VISIT(st->PoolBaseType); Py_VISIT(st->PoolAcquireType);
-    Py_VISIT(st->AioCursorBaseType); Py_VISIT(st->AioConnBaseType); Py_VISIT(st->ready_none); Py_VISIT(st->pool_names);
+    Py_VISIT(st->AioCursorBaseType); Py_VISIT(st->AioConnBaseType); Py_VISIT(st->PoolEnterType); Py_VISIT(st->ready_none); Py_VISIT(st->pool_names);
     Py_VISIT(st->pool_env);
     Py_VISIT(st->s_done); Py_VISIT(st->s_set_result); Py_VISIT(st->s_is_closing);
     Py_VISIT(st->s_loop_kw); Py_VISIT(st->s_write_buffer_size);
@@ -123,7 +123,7 @@ static int mc_clear(PyObject *module) {
     Py_CLEAR(st->StoreType); Py_CLEAR(st->AioStreamType); Py_CLEAR(st->AioWaiterType);
     Py_CLEAR(st->AioCallType); Py_CLEAR(st->aio_names); Py_CLEAR(st->aio_env);
     Py_CLEAR(st->ReadyType); Py_CLEAR(st->PoolBaseType); Py_CLEAR(st->PoolAcquireType);
-    Py_CLEAR(st->AioCursorBaseType); Py_CLEAR(st->AioConnBaseType); Py_CLEAR(st->ready_none); Py_CLEAR(st->pool_names);
+    Py_CLEAR(st->AioCursorBaseType); Py_CLEAR(st->AioConnBaseType); Py_CLEAR(st->PoolEnterType); Py_CLEAR(st->ready_none); Py_CLEAR(st->pool_names);
     Py_CLEAR(st->pool_env);
     Py_CLEAR(st->s_done); Py_CLEAR(st->s_set_result); Py_CLEAR(st->s_is_closing);
     Py_CLEAR(st->s_loop_kw); Py_CLEAR(st->s_write_buffer_size);

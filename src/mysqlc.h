@@ -147,7 +147,8 @@ typedef struct {
     PyTypeObject *AioCallType;   /* aio_call.c */
     PyObject *aio_names;         /* aio_call.c: the attribute names it uses, interned */
     PyObject *aio_env;           /* aio_call.c: mysqlc.aio._statement's helpers, or NULL */
-    PyTypeObject *ReadyType, *PoolBaseType, *PoolAcquireType, *AioCursorBaseType, *AioConnBaseType;   /* aio_pool.c */
+    PyTypeObject *ReadyType, *PoolBaseType, *PoolAcquireType, *AioCursorBaseType, *AioConnBaseType,
+                 *PoolEnterType;   /* aio_pool.c */
     PyObject *ready_none;        /* aio_pool.c: the _Ready of None */
     PyObject *pool_names;        /* aio_pool.c: the attribute names it uses, interned */
     PyObject *pool_env;          /* aio_pool.c: mysqlc.aio.pool's helpers, or NULL */

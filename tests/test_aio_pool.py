@@ -1379,6 +1379,23 @@ def test_acquire_context_is_a_coroutine(conn_kwargs, loop):
             ctx = pool.acquire()
             ctx.close()   # never awaited: nothing acquired
             assert pool.freesize == 1
+            # __aenter__()'s result takes the connection when it is awaited, as a
+            # coroutine would: dropped, closed or thrown into first, it takes nothing
+            pool.acquire().__aenter__()
+            assert pool.freesize == 1 and pool.size == 1
+            aw = pool.acquire().__aenter__()
+            aw.close()
+            with pytest.raises(KeyError):
+                pool.acquire().__aenter__().throw(KeyError("x"))
+            assert pool.freesize == 1 and pool.size == 1
+            ctx = pool.acquire()
+            aw = ctx.__aenter__()
+            conn = await aw
+            assert pool.freesize == 0
+            with pytest.raises(RuntimeError, match="cannot reuse"):
+                await aw
+            await ctx.__aexit__(None, None, None)
+            assert pool.freesize == 1
             with pytest.raises(ValueError, match="not acquired"):
                 await pool.acquire().__aexit__(None, None, None)
     run(main(), loop)

@@ -179,8 +179,9 @@ class _AcquireContext(_mc_core.PoolAcquire, collections.abc.Coroutine):
     hands back with pool.release()) and an async context manager (releases on exit).
 
     ``async with`` runs in C (``_core.PoolAcquire``, src/aio_pool.c): ``__aenter__``
-    takes a free connection that needs no check as :meth:`Pool._grab` does, without a
-    coroutine, else awaits :meth:`Pool._acquire` (:func:`_enter_slow`); ``__aexit__``
+    gives a C awaitable that, awaited, takes a free connection that needs no check as
+    :meth:`Pool._grab` does, without a coroutine, else awaits :meth:`Pool._acquire`
+    (:func:`_enter_slow`); ``__aexit__``
     puts the connection back as :meth:`Pool._release` does when nothing else is to be
     done, else calls it (and awaits the reset it starts, shielded: cancelling the
     block's task does not stop it).  The coroutine of ``Pool._acquire`` is made only

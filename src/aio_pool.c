@@ -38,12 +38,14 @@
 enum {
     P_worker, P_busy, P_sync_obj, P_closed, P_pipeline, P_conn, P_proto, P_user,
     P_password, P_login, P_seq, P_autocommit, P_pop, P_append, P_acquire, P_release,
-    P_close, P_connection, P_unread_close, P_COUNT
+    P_close, P_connection, P_unread_close, P_popleft, P_done, P_set_result,
+    P_create_future, P_abandon_wait, P_take, P_COUNT
 };
 static const char *const pool_name_text[P_COUNT] = {
     "_worker", "busy", "_sync_obj", "_closed", "_pipeline", "_conn", "_proto", "user",
     "_password", "login", "seq", "autocommit", "pop", "append", "_acquire", "_release",
-    "close", "connection", "_close_unread"};
+    "close", "connection", "_close_unread", "popleft", "done", "set_result",
+    "create_future", "_abandon_wait", "_take"};
 #define PNAME(st, i) PyTuple_GET_ITEM((st)->pool_names, (i))
 
 /* what mysqlc/aio/pool.py and cursors.py give (_core._pool_configure), st->pool_env */
@@ -411,8 +413,44 @@ fail:
     return NULL;
 }
 
+/* Pool._hand_on's waiter case: the first waiter whose future is not done gets (conn,
+   now), the connection staying in _used; 1 when one did, 0 when none is left (the
+   waiters that were done are gone from the list, as Pool._hand_on drops them), -1 with
+   an exception (set_result failed: as Pool._hand_on's) */
+static int hand_to_waiter(pool_base *p, PyObject *conn, PyObject *now) {
+    mc_state *st = p->st;
+    for (;;) {
+        Py_ssize_t n = PyObject_Size(p->waiters);
+        if (n < 0) return -1;
+        if (n == 0) return 0;
+        PyObject *fut = PyObject_CallMethodNoArgs(p->waiters, PNAME(st, P_popleft));
+        if (!fut) return -1;
+        PyObject *done = PyObject_CallMethodNoArgs(fut, PNAME(st, P_done));
+        int d = done ? PyObject_IsTrue(done) : -1;
+        Py_XDECREF(done);
+        if (d < 0) {
+            Py_DECREF(fut);
+            return -1;
+        }
+        if (d) {
+            Py_DECREF(fut);
+            continue;
+        }
+        PyObject *grant = PyTuple_Pack(2, conn, now);
+        PyObject *r = NULL;
+        if (grant && PySet_Add(p->used, conn) == 0)
+            r = PyObject_CallMethodOneArg(fut, PNAME(st, P_set_result), grant);
+        Py_XDECREF(grant);
+        Py_DECREF(fut);
+        if (!r) return -1;
+        Py_DECREF(r);
+        return 1;
+    }
+}
+
 /* Pool._release's common case without its frame: 1 when the connection went back to the
-   free list, 0 when Pool._release() must run (nothing was changed), never an exception */
+   free list or to the first waiter, 0 when Pool._release() must run (nothing was
+   changed), -1 with the exception of a waiter's set_result() */
 static int fast_release(pool_base *p, PyObject *conn) {
     mc_state *st = p->st;
     if (conn == Py_None || !p->terminated || !p->used || !p->closing || !p->start ||
@@ -425,8 +463,6 @@ static int fast_release(pool_base *p, PyObject *conn) {
     in = PySet_Contains(p->used, conn);
     if (in != 1) goto no;
     if (p->closing != Py_False) return 0;
-    Py_ssize_t nwait = PyObject_Size(p->waiters);
-    if (nwait != 0) goto no;
     PyObject *engine = NULL;
     if (!conn_idle(st, conn, &engine)) return 0;
     int ok = 0;
@@ -457,11 +493,24 @@ static int fast_release(pool_base *p, PyObject *conn) {
     if (!none || mc_aio_stream_held(st, proto) != 0) goto done;
     PyObject *now = PyObject_CallNoArgs(p->clock);
     if (!now) goto done;
+    if (PySet_Discard(p->used, conn) != 1) {
+        Py_DECREF(now);
+        goto done;
+    }
+    int w = hand_to_waiter(p, conn, now);
+    if (w != 0) {
+        Py_DECREF(now);
+        if (w < 0) {
+            ok = -1;
+            goto out;
+        }
+        ok = 1;
+        goto done;
+    }
     PyObject *item = PyTuple_Pack(2, conn, now);
     Py_DECREF(now);
-    if (!item) goto done;
-    if (PySet_Discard(p->used, conn) != 1) {
-        Py_DECREF(item);
+    if (!item) {
+        PySet_Add(p->used, conn);
         goto done;
     }
     PyObject *r = PyObject_CallMethodOneArg(p->free, PNAME(st, P_append), item);
@@ -474,6 +523,7 @@ static int fast_release(pool_base *p, PyObject *conn) {
     ok = 1;
 done:
     PyErr_Clear();
+out:
     Py_XDECREF(user); Py_XDECREF(pw); Py_XDECREF(login); Py_XDECREF(seq); Py_XDECREF(ac);
     Py_XDECREF(core); Py_XDECREF(proto);
     Py_DECREF(engine);
@@ -564,8 +614,95 @@ typedef struct {
     PyObject_HEAD
     pool_acquire *ctx;
     PyObject *sub;   /* phase 1: the Python coroutine */
-    int phase;       /* 0 not started, 1 delegating, 2 over, 3 running */
+    PyObject *fut;   /* phase 4: the future in the pool's _waiters this waits on */
+    PyObject *it;    /* phase 4: its __await__ iterator */
+    int phase;       /* 0 not started, 1 delegating, 2 over, 3 running, 4 waiting */
 } enter_obj;
+
+/* Pool._acquire's wait, when it is the plain case: the pool open on the running loop
+   and others waiting already (Pool._acquire waits then, whatever is free): a future of
+   the loop's at the end of _waiters.  1 when waiting (e->fut, e->it set), 0 when
+   Pool._acquire() must run instead, -1 with an exception */
+static int start_wait(enter_obj *e) {
+    pool_base *p = (pool_base *)e->ctx->pool;
+    mc_state *st = p->st;
+    if (!p->waiters || !p->closing || !p->loop || p->closing != Py_False)
+        return 0;
+    Py_ssize_t nwait = PyObject_Size(p->waiters);
+    if (nwait <= 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (!mc_aio_on_running_loop(st, p->loop)) return 0;
+    PyObject *fut = PyObject_CallMethodNoArgs(p->loop, PNAME(st, P_create_future));
+    if (!fut) return -1;
+    unaryfunc await = Py_TYPE(fut)->tp_as_async ? Py_TYPE(fut)->tp_as_async->am_await : NULL;
+    PyObject *it = await ? await(fut) : NULL;
+    if (!it) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "create_future() gave no future");
+        Py_DECREF(fut);
+        return -1;
+    }
+    PyObject *r = PyObject_CallMethodOneArg(p->waiters, PNAME(st, P_append), fut);
+    if (!r) {
+        Py_DECREF(it);
+        Py_DECREF(fut);
+        return -1;
+    }
+    Py_DECREF(r);
+    e->fut = fut;
+    e->it = it;
+    return 1;
+}
+
+/* the wait ends without a grant taken (an exception, close()): Pool._abandon_wait(fut),
+   the current exception kept */
+static void abandon_wait(enter_obj *e) {
+    PyObject *fut = e->fut;
+    e->fut = NULL;
+    Py_CLEAR(e->it);
+    if (!fut) return;
+    PyObject *t, *v, *tb;
+    PyErr_Fetch(&t, &v, &tb);
+    PyObject *r = PyObject_CallMethodOneArg(e->ctx->pool, PNAME(e->ctx->st, P_abandon_wait),
+                                            fut);
+    if (r) {
+        Py_DECREF(r);
+    } else {
+        PyErr_WriteUnraisable(e->ctx->pool);
+    }
+    PyErr_Restore(t, v, tb);
+    Py_DECREF(fut);
+}
+
+/* a grant that came to the wait, (conn, released at) needing nothing (Pool._verdict
+   would say "ok": at rest, no ping or recycle due): the connection (a new reference),
+   else NULL (no exception): Pool._take(grant) decides */
+static PyObject *grant_ok(pool_base *p, PyObject *grant) {
+    if (!PyTuple_CheckExact(grant) || PyTuple_GET_SIZE(grant) != 2 || !p->recycle ||
+            !p->ping_idle || !p->clock)
+        return NULL;
+    PyObject *conn = PyTuple_GET_ITEM(grant, 0);
+    int bad = 0;
+    if (p->recycle != Py_None && as_double(p->recycle, &bad) > -1) return NULL;
+    if (p->ping_idle != Py_None) {
+        double limit = as_double(p->ping_idle, &bad);
+        double idle = as_double(PyTuple_GET_ITEM(grant, 1), &bad);
+        if (bad) return NULL;
+        PyObject *now = PyObject_CallNoArgs(p->clock);
+        if (!now) {
+            PyErr_Clear();
+            return NULL;
+        }
+        double t = as_double(now, &bad);
+        Py_DECREF(now);
+        if (bad || t - idle > limit) return NULL;
+    }
+    PyObject *engine = NULL;
+    if (bad || !conn_idle(p->st, conn, &engine)) return NULL;
+    Py_DECREF(engine);
+    return Py_NewRef(conn);
+}
 
 static int enter_step(enter_obj *e, PyObject *arg, PyObject **out) {
     pool_acquire *a = e->ctx;
@@ -578,8 +715,9 @@ static int enter_step(enter_obj *e, PyObject *arg, PyObject **out) {
         PyErr_SetString(PyExc_RuntimeError, "cannot reuse already awaited coroutine");
         return -1;
     }
+    int phase = e->phase;
     e->phase = 3;
-    if (!e->sub) {
+    if (phase == 0 && !a->co) {   /* (a->co: the context was awaited as a coroutine) */
         PyObject *conn = fast_grab((pool_base *)a->pool);
         if (conn) {
             Py_XSETREF(a->conn, Py_NewRef(conn));
@@ -587,6 +725,48 @@ static int enter_step(enter_obj *e, PyObject *arg, PyObject **out) {
             *out = conn;
             return 0;
         }
+        int w = start_wait(e);
+        if (w < 0) {
+            e->phase = 2;
+            return -1;
+        }
+        if (w) {
+            phase = 4;
+            arg = Py_None;
+        }
+    }
+    if (phase == 4) {
+        PyObject *grant;
+        int r = send_to(e->it, arg, &grant);
+        if (r == 1) {   /* (the future, to the task) */
+            e->phase = 4;
+            *out = grant;
+            return 1;
+        }
+        if (r < 0) {   /* (cancelled, or failed by close()) */
+            abandon_wait(e);
+            e->phase = 2;
+            return -1;
+        }
+        Py_CLEAR(e->it);
+        Py_CLEAR(e->fut);
+        PyObject *conn = grant_ok((pool_base *)a->pool, grant);
+        if (conn) {
+            Py_DECREF(grant);
+            Py_XSETREF(a->conn, Py_NewRef(conn));
+            e->phase = 2;
+            *out = conn;
+            return 0;
+        }
+        /* "open", or a connection Pool._take checks: its coroutine from here */
+        a->co = PyObject_CallMethodOneArg(a->pool, PNAME(st, P_take), grant);
+        Py_DECREF(grant);
+        if (!a->co) {
+            e->phase = 2;
+            return -1;
+        }
+    }
+    if (!e->sub) {
         if (!a->co) {
             a->co = PyObject_CallMethodNoArgs(a->pool, PNAME(st, P_acquire));
             if (!a->co) {
@@ -660,6 +840,23 @@ static PyObject *enter_throw(enter_obj *e, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_ValueError, "coroutine already executing");
         return NULL;
     }
+    if (e->phase == 4) {   /* the exception where Pool._acquire awaits its future */
+        e->phase = 3;
+        PyObject *m = PyObject_GetAttrString(e->it, "throw");
+        PyObject *r = m ? PyObject_Vectorcall(m, args, (size_t)nargs, NULL) : NULL;
+        Py_XDECREF(m);
+        if (r) {   /* (the future's iterator went on waiting) */
+            e->phase = 4;
+            return r;
+        }
+        if (PyErr_ExceptionMatches(PyExc_StopIteration)) {   /* (a grant, oddly) */
+            PyErr_Clear();
+            PyErr_SetString(PyExc_RuntimeError, "pool acquire: the wait ended on a throw()");
+        }
+        abandon_wait(e);
+        e->phase = 2;
+        return NULL;
+    }
     if (e->phase == 1 && e->sub) {
         PyObject *m = PyObject_GetAttrString(e->sub, "throw");
         PyObject *r = m ? PyObject_Vectorcall(m, args, (size_t)nargs, NULL) : NULL;
@@ -688,6 +885,11 @@ static PyObject *enter_close(enter_obj *e, PyObject *Py_UNUSED(x)) {
         PyErr_SetString(PyExc_ValueError, "coroutine already executing");
         return NULL;
     }
+    if (e->phase == 4) {
+        abandon_wait(e);
+        e->phase = 2;
+        Py_RETURN_NONE;
+    }
     e->phase = 2;
     if (e->sub) {
         PyObject *sub = e->sub;
@@ -702,18 +904,25 @@ static PyObject *enter_close(enter_obj *e, PyObject *Py_UNUSED(x)) {
 static PyObject *enter_await(PyObject *e) { return Py_NewRef(e); }
 
 static int enter_traverse(enter_obj *e, visitproc visit, void *arg) {
-    Py_VISIT(e->ctx); Py_VISIT(e->sub);
+    Py_VISIT(e->ctx); Py_VISIT(e->sub); Py_VISIT(e->fut); Py_VISIT(e->it);
     Py_VISIT(Py_TYPE(e));
     return 0;
 }
 
 static int enter_clear(enter_obj *e) {
-    Py_CLEAR(e->ctx); Py_CLEAR(e->sub);
+    Py_CLEAR(e->ctx); Py_CLEAR(e->sub); Py_CLEAR(e->fut); Py_CLEAR(e->it);
     return 0;
+}
+
+/* dropped while waiting (its task destroyed): the wait leaves the pool's list, as a
+   Python coroutine's GeneratorExit would take it off */
+static void enter_finalize(enter_obj *e) {
+    if (e->phase == 4 && e->fut && e->ctx) abandon_wait(e);
 }
 
 static void enter_dealloc(enter_obj *e) {
     PyTypeObject *tp = Py_TYPE(e);
+    if (PyObject_CallFinalizerFromDealloc((PyObject *)e) < 0) return;   /* (resurrected) */
     PyObject_GC_UnTrack(e);
     enter_clear(e);
     PyObject_GC_Del(e);
@@ -730,6 +939,7 @@ static PyMethodDef enter_methods[] = {
 
 static PyType_Slot enter_slots[] = {
     {Py_tp_dealloc, enter_dealloc},
+    {Py_tp_finalize, enter_finalize},
     {Py_tp_traverse, enter_traverse},
     {Py_tp_clear, enter_clear},
     {Py_tp_iter, enter_await},
@@ -747,7 +957,11 @@ static PyType_Slot enter_slots[] = {
 static PyType_Spec enter_spec = {
     .name = "mysqlc._core._PoolEnter",
     .basicsize = sizeof(enter_obj),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC
+#if PY_VERSION_HEX < 0x030C0000
+             | Py_TPFLAGS_HAVE_FINALIZE
+#endif
+    ,
     .slots = enter_slots,
 };
 
@@ -767,7 +981,7 @@ static PyObject *acq_aenter(pool_acquire *a, PyObject *Py_UNUSED(x)) {
     enter_obj *e = PyObject_GC_New(enter_obj, st->PoolEnterType);
     if (!e) return NULL;
     e->ctx = (pool_acquire *)Py_NewRef((PyObject *)a);
-    e->sub = NULL;
+    e->sub = e->fut = e->it = NULL;
     e->phase = 0;
     PyObject_GC_Track(e);
     return (PyObject *)e;
@@ -784,9 +998,10 @@ static PyObject *acq_aexit(pool_acquire *a, PyObject *const *args, Py_ssize_t na
     }
     PyObject *conn = a->conn ? a->conn : Py_NewRef(Py_None);
     a->conn = NULL;
-    if (fast_release((pool_base *)a->pool, conn)) {
+    int done = fast_release((pool_base *)a->pool, conn);
+    if (done) {
         Py_DECREF(conn);
-        return Py_NewRef(st->ready_none);
+        return done < 0 ? NULL : Py_NewRef(st->ready_none);
     }
     PyObject *resetting = PyObject_CallMethodOneArg(a->pool, PNAME(st, P_release), conn);
     Py_DECREF(conn);

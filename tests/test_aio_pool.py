@@ -1467,3 +1467,84 @@ def test_pool_in_a_cycle_is_collected(conn_kwargs):
         gc.collect()
         assert ref() is None
     run(main())
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_waits_run_in_c_keep_the_pools_rules(conn_kwargs, loop):
+    """An acquire() that comes while others wait waits in C (src/aio_pool.c: its future
+    at the end of _waiters, no coroutine of Pool._acquire's): first come, first served;
+    a cancelled or timed-out wait leaves the list and takes nothing; a wait granted room
+    to open (the connection was closed in its block) opens one; close() fails it."""
+    async def main():
+        async with pool_of(conn_kwargs, minsize=1, maxsize=1, ping_idle=None) as pool:
+            order = []
+            release_a = asyncio.Event()
+            python_waits = []
+            py_acquire = pool._acquire
+
+            def counted():
+                python_waits.append(1)
+                return py_acquire()
+            pool._acquire = counted   # (src/aio_pool.c calls the pool's own _acquire)
+
+            async def user(tag, hold=None):
+                async with pool.acquire() as c:
+                    order.append(tag)
+                    if hold is not None:
+                        await hold.wait()
+                    return c
+
+            a = asyncio.create_task(user("a", release_a))
+            await asyncio.sleep(0.05)
+            b = asyncio.create_task(user("b"))       # waits in Pool._acquire (first)
+            await asyncio.sleep(0.01)
+            c = asyncio.create_task(user("c"))       # waits in C (others wait already)
+            d = asyncio.create_task(user("d"))
+            await asyncio.sleep(0.01)
+            assert len(pool._waiters) == 3
+            assert len(python_waits) == 1   # b's; c's and d's waits are C's
+            c.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await c
+            assert len(pool._waiters) == 2
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(user("e"), 0.05)
+            assert len(pool._waiters) == 2
+            release_a.set()
+            first = await a
+            assert await b is first and await d is first
+            assert order == ["a", "b", "d"]
+            assert pool.size == 1 and pool.freesize == 1 and not pool._waiters
+
+            # a connection closed in its block: the waiter in C opens a new one
+            hold = asyncio.Event()
+
+            async def closer():
+                async with pool.acquire() as c:
+                    await hold.wait()
+                    c.close()
+            t1 = asyncio.create_task(closer())
+            await asyncio.sleep(0.01)
+            t2 = asyncio.create_task(user("f"))
+            t3 = asyncio.create_task(user("g"))
+            await asyncio.sleep(0.01)
+            hold.set()
+            await t1
+            f, g = await t2, await t3
+            assert f is g and f is not first and not f.closed
+            assert pool.size == 1 and pool.freesize == 1
+
+            # close() while waiting in C: RuntimeError at once
+            hold = asyncio.Event()
+            t1 = asyncio.create_task(user("h", hold))
+            await asyncio.sleep(0.01)
+            t2 = asyncio.create_task(user("i"))
+            t3 = asyncio.create_task(user("j"))
+            await asyncio.sleep(0.01)
+            pool.close()
+            for t in (t2, t3):
+                with pytest.raises(RuntimeError, match="closed while waiting"):
+                    await t
+            hold.set()
+            await t1
+    run(main(), loop)

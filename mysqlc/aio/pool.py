@@ -388,13 +388,7 @@ class Pool(_mc_core.PoolBase):
             try:
                 grant = await fut
             except BaseException:
-                if fut.done() and not fut.cancelled() and fut.exception() is None:
-                    self._give_back(fut.result())   # granted just as we were cancelled
-                else:
-                    try:
-                        self._waiters.remove(fut)
-                    except ValueError:
-                        pass
+                self._abandon_wait(fut)
                 raise
         if grant != "open":
             # the common case without _take's coroutine: a connection that needs no check
@@ -407,6 +401,18 @@ class Pool(_mc_core.PoolBase):
             if ok:
                 return conn
         return await self._take(grant)   # (its _verdict sees a connection closed here)
+
+    def _abandon_wait(self, fut):
+        """An acquire() waiting on `fut` (in ``_waiters``) gives up -- cancelled, closed,
+        failed: a connection granted just then goes back, else the wait leaves the list.
+        (Also src/aio_pool.c's, for the wait it runs itself.)"""
+        if fut.done() and not fut.cancelled() and fut.exception() is None:
+            self._give_back(fut.result())   # granted just as we were cancelled
+        else:
+            try:
+                self._waiters.remove(fut)
+            except ValueError:
+                pass
 
     async def _take(self, grant):
         """Turn a grant -- a free connection (already counted in _used) or "open" (room

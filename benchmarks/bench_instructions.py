@@ -32,7 +32,8 @@ cost is the call's and the round trip's, as ``ping``'s):
 the same through the driver's pool, ``--pool-size`` tasks (default 10) sharing a pool of
 as many connections, each statement ``async with pool.acquire() as conn: async with
 conn.cursor() as cur:`` as in bench_small.py's pooled mode (``--pool-size 1``: one task,
-so the difference to the plain statement is the pool's and the cursor's cost).  Sync
+so the difference to the plain statement is the pool's and the cursor's cost;
+``--pool-tasks 50 --pool-size 10``: 50 tasks, 40 of them waiting at any time).  Sync
 drivers reuse one cursor; asyncio drivers ``await`` execute and fetchall on one cursor
 of one connection (no pool), on the default asyncio loop and, with ``--loops
 asyncio,uvloop``, on uvloop.
@@ -41,7 +42,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_instructions.py [--dsn mysql://u:p@host:port/db]
         [--drivers mysqlc,mysqlclient,...] [--statements ping,select1,point,update]
-        [--loops asyncio,uvloop] [--pool-size N] [--json PATH]
+        [--loops asyncio,uvloop] [--pool-size N] [--pool-tasks N] [--json PATH]
 
 Needs valgrind (``apt-get install valgrind``); without ``--dsn`` (or MYSQLC_TEST_DSN) a
 private server is started (``mysqlc.server.get_server()``).  A driver that does not import
@@ -69,8 +70,10 @@ STATEMENTS = ("ping", "select1", "point", "update", "insert")
 #: COMMIT/ROLLBACK an ORM sends per transaction and per pool check-in; run on demand)
 CONNECTION_CALLS = ("ping", "commit", "rollback")
 WARMUP = 300
-#: tasks and connections of the pooled statements (``pool-select1``, ``pool-update``)
+#: connections of the pooled statements (``pool-select1``, ``pool-update``)
 POOL = int(os.environ.get("MYSQLC_BENCH_POOL", "10"))
+#: their concurrent tasks (``--pool-tasks``; default: as many as connections)
+POOL_TASKS = int(os.environ.get("MYSQLC_BENCH_POOL_TASKS", "0")) or POOL
 SQL = {
     "select1": ("SELECT 1", False),
     "point": ("SELECT id, a, b, c FROM t_instr WHERE id = %s", True),
@@ -187,7 +190,7 @@ async def _async_pool(driver, kw):
 
 
 def _pool_worker(driver, statement, n, kw):
-    """``pool-<statement>``: POOL tasks share the driver's pool of POOL connections, each
+    """``pool-<statement>``: POOL_TASKS tasks share the driver's pool of POOL connections, each
     statement ``async with pool.acquire() as conn: async with conn.cursor() as cur:``
     (bench_small.py's pooled mode); `n` statements in all."""
     import asyncio
@@ -212,7 +215,7 @@ def _pool_worker(driver, statement, n, kw):
                                 await cur.execute(sql)
                             if fetch:
                                 await cur.fetchall()
-            await asyncio.gather(*[task() for _ in range(POOL)])
+            await asyncio.gather(*[task() for _ in range(POOL_TASKS)])
         await run(WARMUP)
         await run(n)
         pool.close()
@@ -277,6 +280,10 @@ def main(argv=None):
     p.add_argument("--n2", type=int, default=3000)
     p.add_argument("--pool-size", type=int, default=POOL,
                    help="tasks and connections of the pool-* statements (default 10)")
+    p.add_argument("--pool-tasks", type=int, default=0,
+                   help="concurrent tasks of the pool-* statements (default: --pool-size; "
+                        "more than --pool-size: tasks wait for a connection, as "
+                        "bench_small.py's pool50 mode)")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--worker", nargs=3, metavar=("DRIVER", "STATEMENT", "N"),
                    help=argparse.SUPPRESS)
@@ -286,6 +293,7 @@ def main(argv=None):
         worker(driver, statement, int(n), json.loads(os.environ["MYSQLC_BENCH_KW"]))
         return 0
     os.environ["MYSQLC_BENCH_POOL"] = str(args.pool_size)   # read by the workers
+    os.environ["MYSQLC_BENCH_POOL_TASKS"] = str(args.pool_tasks or args.pool_size)
     if not shutil.which("valgrind"):
         print("bench_instructions: needs valgrind (apt-get install valgrind)", file=sys.stderr)
         return 2

@@ -84,7 +84,7 @@ typedef struct {
 
 /* `it` sent `arg`: 1 with *out the value it yielded, 0 with *out its return value, -1
    with an exception (PyIter_Send, for every supported Python) */
-static int send_to(PyObject *it, PyObject *arg, PyObject **out) {
+int mc_aio_send_to(PyObject *it, PyObject *arg, PyObject **out) {
 #if PY_VERSION_HEX >= 0x030A0000
     PySendResult r = PyIter_Send(it, arg, out);
     return r == PYGEN_NEXT ? 1 : r == PYGEN_RETURN ? 0 : -1;
@@ -106,7 +106,7 @@ static int send_to(PyObject *it, PyObject *arg, PyObject **out) {
 
 /* the value `v` of a coroutine's return, raised as StopIteration(v) for tp_iternext and
    send() (an exception or tuple value wrapped so that it is not taken apart) */
-static PyObject *stop_with(PyObject *v) {
+PyObject *mc_aio_stop_with(PyObject *v) {
     if (v == Py_None) {
         PyErr_SetNone(PyExc_StopIteration);
     } else {
@@ -185,7 +185,7 @@ static int delegate(aio_call *a, PyObject *coro, PyObject **out) {
     if (!coro) { a->phase = 3; return -1; }
     a->sub = coro;
     a->phase = 2;
-    int r = send_to(coro, Py_None, out);
+    int r = mc_aio_send_to(coro, Py_None, out);
     if (r != 1) { a->phase = 3; Py_CLEAR(a->sub); }
     return r;
 }
@@ -280,7 +280,7 @@ static int await_stream(aio_call *a, PyObject **out) {
         return -1;
     }
     a->it = it;
-    int r = send_to(it, Py_None, out);
+    int r = mc_aio_send_to(it, Py_None, out);
     if (r == 1) { a->phase = 1; return 1; }   /* pending: the task waits for it */
     if (r < 0) return interrupted(a, out);
     Py_CLEAR(a->it);
@@ -381,7 +381,7 @@ static int step(aio_call *a, PyObject *arg, PyObject **out) {
     case 1: {
         a->phase = RUNNING;
         PyObject *status = NULL;
-        r = send_to(a->it, arg, &status);
+        r = mc_aio_send_to(a->it, arg, &status);
         if (r == 1) {   /* (still pending: the task waits on) */
             a->phase = 1;
             *out = status;
@@ -400,7 +400,7 @@ static int step(aio_call *a, PyObject *arg, PyObject **out) {
     }
     case 2:
         a->phase = RUNNING;
-        r = send_to(a->sub, arg, out);
+        r = mc_aio_send_to(a->sub, arg, out);
         if (r == 1) { a->phase = 2; return 1; }
         break;
     case RUNNING:
@@ -433,7 +433,7 @@ static PyObject *call_iternext(aio_call *a) {
     PyObject *out;
     int r = step(a, Py_None, &out);
     if (r == 1) return out;
-    if (r == 0) return stop_with(out);
+    if (r == 0) return mc_aio_stop_with(out);
     return NULL;
 }
 
@@ -441,7 +441,7 @@ static PyObject *call_send(aio_call *a, PyObject *arg) {
     PyObject *out;
     int r = step(a, arg, &out);
     if (r == 1) return out;
-    if (r == 0) return stop_with(out);
+    if (r == 0) return mc_aio_stop_with(out);
     return NULL;
 }
 
@@ -513,7 +513,7 @@ static PyObject *call_throw(aio_call *a, PyObject *const *args, Py_ssize_t nargs
     a->phase = 3;
     drop_state(a);
     Py_CLEAR(a->sub);
-    if (r == 0) return stop_with(out);
+    if (r == 0) return mc_aio_stop_with(out);
     return NULL;
 }
 

@@ -102,17 +102,7 @@ static void ready_dealloc(ready_obj *r) {
 static PyObject *ready_await(PyObject *r) { return Py_NewRef(r); }
 
 static PyObject *ready_iternext(ready_obj *r) {
-    PyObject *v = r->value;
-    if (v == Py_None) {
-        PyErr_SetNone(PyExc_StopIteration);
-    } else {   /* (wrapped: a tuple or exception value is not taken apart) */
-        PyObject *e = PyObject_CallOneArg(PyExc_StopIteration, v);
-        if (e) {
-            PyErr_SetObject(PyExc_StopIteration, e);
-            Py_DECREF(e);
-        }
-    }
-    return NULL;
+    return mc_aio_stop_with(Py_NewRef(r->value));
 }
 
 #if PY_VERSION_HEX >= 0x030A0000
@@ -583,28 +573,6 @@ static void acq_dealloc(pool_acquire *a) {
     Py_DECREF(tp);
 }
 
-/* `it` sent `arg`: 1 with *out the value it yielded, 0 with *out its return value, -1
-   with an exception (PyIter_Send, for every supported Python) */
-static int send_to(PyObject *it, PyObject *arg, PyObject **out) {
-#if PY_VERSION_HEX >= 0x030A0000
-    PySendResult r = PyIter_Send(it, arg, out);
-    return r == PYGEN_NEXT ? 1 : r == PYGEN_RETURN ? 0 : -1;
-#else
-    PyObject *y;
-    if (arg == Py_None && Py_TYPE(it)->tp_iternext)
-        y = Py_TYPE(it)->tp_iternext(it);
-    else
-        y = PyObject_CallMethod(it, "send", "O", arg);
-    if (y) { *out = y; return 1; }
-    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_StopIteration)) {
-        if (_PyGen_FetchStopIterationValue(out) < 0) return -1;
-        return 0;
-    }
-    *out = NULL;
-    return -1;
-#endif
-}
-
 /* What __aenter__() returns: an awaitable that does nothing until it is first resumed,
    as the coroutine of an `async def __aenter__` (a result dropped unawaited takes no
    connection).  Resumed, it takes a free connection as Pool._grab does (phase 0 ->
@@ -737,7 +705,7 @@ static int enter_step(enter_obj *e, PyObject *arg, PyObject **out) {
     }
     if (phase == 4) {
         PyObject *grant;
-        int r = send_to(e->it, arg, &grant);
+        int r = mc_aio_send_to(e->it, arg, &grant);
         if (r == 1) {   /* (the future, to the task) */
             e->phase = 4;
             *out = grant;
@@ -782,7 +750,7 @@ static int enter_step(enter_obj *e, PyObject *arg, PyObject **out) {
         }
         arg = Py_None;
     }
-    int r = send_to(e->sub, arg, out);
+    int r = mc_aio_send_to(e->sub, arg, out);
     if (r == 1) {
         e->phase = 1;
     } else {
@@ -792,25 +760,11 @@ static int enter_step(enter_obj *e, PyObject *arg, PyObject **out) {
     return r;
 }
 
-static PyObject *stop_value(PyObject *v) {   /* StopIteration(v), v's reference taken */
-    if (v == Py_None) {
-        PyErr_SetNone(PyExc_StopIteration);
-    } else {
-        PyObject *x = PyObject_CallOneArg(PyExc_StopIteration, v);
-        if (x) {
-            PyErr_SetObject(PyExc_StopIteration, x);
-            Py_DECREF(x);
-        }
-    }
-    Py_DECREF(v);
-    return NULL;
-}
-
 static PyObject *enter_iternext(enter_obj *e) {
     PyObject *out;
     int r = enter_step(e, Py_None, &out);
     if (r == 1) return out;
-    if (r == 0) return stop_value(out);
+    if (r == 0) return mc_aio_stop_with(out);
     return NULL;
 }
 
@@ -818,7 +772,7 @@ static PyObject *enter_send(enter_obj *e, PyObject *arg) {
     PyObject *out;
     int r = enter_step(e, arg, &out);
     if (r == 1) return out;
-    if (r == 0) return stop_value(out);
+    if (r == 0) return mc_aio_stop_with(out);
     return NULL;
 }
 

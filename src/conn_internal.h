@@ -308,6 +308,11 @@ int mc_aio_stream_held(mc_state *st, PyObject *stream);
 int mc_aio_on_running_loop(mc_state *st, PyObject *loop);
 int mc_pool_idle_check(mc_state *st, PyObject *core, PyObject *stream);
 PyObject *mc_session_need(mc_state *st, PyObject *core, PyObject *seq, PyObject *autocommit);
+/* `it` sent `arg`: 1 (*out yielded), 0 (*out returned), -1 (exception); PyIter_Send for
+   every supported Python */
+int mc_aio_send_to(PyObject *it, PyObject *arg, PyObject **out);
+/* StopIteration(v) raised (v's reference taken; a tuple or exception value wrapped); NULL */
+PyObject *mc_aio_stop_with(PyObject *v);
 
 #define MC_TRANSPORT_PY_METHODS \
     {"_transport_buffer", (PyCFunction)Conn_transport_buffer, METH_O, \

@@ -134,11 +134,12 @@ async def _create_pool(minsize, maxsize, echo, pool_recycle, ping_idle, connect_
 _T = TypeVar("_T")
 
 
-class _Coroutine(collections.abc.Coroutine[Any, Any, _T]):
-    """A coroutine object that is an async context manager too (aiomysql's
-    ``_ContextManager``): ``await x``, ``asyncio.create_task(x)`` and ``async with x``."""
+class _CoroutineMethods(collections.abc.Coroutine[Any, Any, _T]):
+    """A coroutine's methods, each passed on to ``self._coro`` (a coroutine): for
+    :class:`_Coroutine` and for the acquire context, whose C base class leaves no room
+    for a slot of this class's."""
 
-    __slots__ = ("_coro",)
+    __slots__ = ()
     _coro: Coroutine[Any, Any, _T]
 
     def __await__(self) -> Generator[Any, None, _T]:
@@ -152,6 +153,13 @@ class _Coroutine(collections.abc.Coroutine[Any, Any, _T]):
 
     def close(self) -> None:
         self._coro.close()
+
+
+class _Coroutine(_CoroutineMethods[_T]):
+    """A coroutine object that is an async context manager too (aiomysql's
+    ``_ContextManager``): ``await x``, ``asyncio.create_task(x)`` and ``async with x``."""
+
+    __slots__ = ("_coro",)
 
 
 class _PoolContext(_Coroutine["Pool"]):
@@ -174,7 +182,7 @@ class _PoolContext(_Coroutine["Pool"]):
         await pool.wait_closed()
 
 
-class _AcquireContext(_mc_core.PoolAcquire, collections.abc.Coroutine):
+class _AcquireContext(_mc_core.PoolAcquire, _CoroutineMethods["Connection"]):
     """What Pool.acquire() returns: a coroutine (gives the connection, which the caller
     hands back with pool.release()) and an async context manager (releases on exit).
 
@@ -200,7 +208,7 @@ class _AcquireContext(_mc_core.PoolAcquire, collections.abc.Coroutine):
         def _pool(self) -> Pool: ...
 
     @property
-    def _coro(self) -> Coroutine[Any, Any, Connection]:
+    def _coro(self) -> Coroutine[Any, Any, Connection]:   # type: ignore[override]
         co = self._co
         if co is None:
             if self._spent:
@@ -208,15 +216,6 @@ class _AcquireContext(_mc_core.PoolAcquire, collections.abc.Coroutine):
             self._spent = True
             co = self._co = self._pool._acquire()
         return co
-
-    def __await__(self) -> Generator[Any, None, Connection]:
-        return self._coro.__await__()
-
-    def send(self, value: Any) -> Any:
-        return self._coro.send(value)
-
-    def throw(self, *exc: Any) -> Any:
-        return self._coro.throw(*exc)
 
     def close(self) -> None:
         self._spent = True

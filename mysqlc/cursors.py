@@ -111,6 +111,9 @@ _FETCH = "server cursor"
 #: ``SSCursor._fetchone_ready()``: the row is not there without a wait (or fetchone()
 #: must read it itself)
 _NOT_READY = object()
+#: SSCursor._streaming after a fetch returned the rows a server error came after: the
+#: next fetch raises that error (``_deferred``)
+_DEFERRED = "error next"
 
 
 def _lost_rows_error(conn):
@@ -1625,18 +1628,25 @@ class SSCursor(BaseCursor):
     #: most: rows of MiB-sized BLOBs come a few at a time, small rows hundreds at once
     _batch_bytes = 1 << 20
 
-    def _pull(self, n, max_bytes=0, wait=True, held=0):
+    def _pull(self, n, max_bytes=0, wait=True, held=0, defer=False):
         """Up to `n` rows (all when n < 0) from the wire, fewer once they add up to
         `max_bytes` of packets (when > 0); [] when done.  With `wait` False only rows
         already received (``core.fetch(wait=False)``; not for a server-side cursor): []
         with ``_streaming`` still true when the next row has not all arrived.  `held`:
         rows read earlier that the caller returns with these, not yet counted in
-        :attr:`rownumber` (``_pull_ahead``): the end's :attr:`rowcount` counts them."""
+        :attr:`rownumber` (``_pull_ahead``): the end's :attr:`rowcount` counts them.
+        `defer` (fetchmany, iteration): an error that comes after some of the rows --
+        the server's error mid-result, a lost connection -- is raised by the next fetch,
+        and these rows are returned first (``_defer``); otherwise it is raised at once."""
         if self._ahead:
-            return self._pull_ahead(n, max_bytes)
+            return self._pull_ahead(n, max_bytes, defer)
         streaming = getattr(self, "_streaming", False)
         if not streaming:
             return []
+        if streaming is _DEFERRED:
+            exc, self._deferred = self._deferred, None
+            self._streaming = False
+            raise exc
         conn = self._get_conn()
         if not conn._is_owner(self):
             if not conn.open:   # not an end of the rows: they are lost (every fetch says so)
@@ -1650,6 +1660,10 @@ class SSCursor(BaseCursor):
             rows = core.fetch(n, self._keys, max_bytes, wait)
         except Error as exc:
             conn._note_error(exc)
+            before = exc.__dict__.pop("_rows_before", None)   # (set by core.fetch)
+            if defer and before:
+                self._defer(exc)
+                return before
             raise
         if not core.rows_pending:
             self._streaming = False
@@ -1704,9 +1718,11 @@ class SSCursor(BaseCursor):
         return rows[0]
 
     def fetchmany(self, size: Optional[int] = None) -> list[tuple[Any, ...]]:
-        """Up to `size` (default :attr:`arraysize`) rows, as a list."""
+        """Up to `size` (default :attr:`arraysize`) rows, as a list.  An error that came
+        after some of them (the server's, mid-result) is raised by the next fetch, after
+        these rows."""
         self._check_executed()
-        rows = self._pull(size or self.arraysize)
+        rows = self._pull(size or self.arraysize, defer=True)
         self.rownumber += len(rows)
         return rows
 
@@ -1732,9 +1748,14 @@ class SSCursor(BaseCursor):
             self._ahead = None
             return ahead
         self._check_executed()
-        return self._pull(max(self.arraysize, 256), self._batch_bytes)
+        return self._pull(max(self.arraysize, 256), self._batch_bytes, defer=True)
 
-    def _pull_ahead(self, n, max_bytes):
+    def _defer(self, exc):
+        """`exc` came after rows the caller returns now: the next fetch raises it."""
+        self._deferred = exc
+        self._streaming = _DEFERRED
+
+    def _pull_ahead(self, n, max_bytes, defer=False):
         """_pull() while rows read ahead are kept: those first, then from the wire."""
         ahead = self._ahead
         if 0 <= n < len(ahead):
@@ -1742,7 +1763,15 @@ class SSCursor(BaseCursor):
         self._ahead = None
         rows = list(ahead)
         if n < 0 or len(rows) < n:
-            rows += self._pull(n if n < 0 else n - len(rows), max_bytes, held=len(rows))
+            try:
+                more = self._pull(n if n < 0 else n - len(rows), max_bytes, held=len(rows),
+                                  defer=defer)
+            except Error as exc:
+                if not (defer and rows):
+                    raise
+                self._defer(exc)   # (the rows read ahead come first)
+                more = []
+            rows += more
         return rows
 
     def __iter__(self) -> Iterator[tuple[Any, ...]]:

@@ -767,9 +767,27 @@ static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
     }
     if (mc_conn_enter(c) < 0) return NULL;
     c->nowait = !wait;
-    PyObject *list = mc_fetch_rows_bounded(c, limit, keys, max_bytes > 0 ? (size_t)max_bytes : 0);
+    PyObject *before = NULL;
+    PyObject *list = mc_fetch_rows_bounded(c, limit, keys, max_bytes > 0 ? (size_t)max_bytes : 0,
+                                           &before);
     c->nowait = 0;
     mc_conn_leave(c);
+    if (!list && before) {
+        /* a mysqlc.Error after some rows (the server's error mid-result, a lost
+           connection): the rows go with it as its `_rows_before` (mysqlc.cursors.SSCursor
+           returns them first and raises the error at the next fetch) */
+        mc_state *st = mc_state_from_type(Py_TYPE(c));
+        PyObject *t, *v, *tb;
+        PyErr_Fetch(&t, &v, &tb);
+        PyErr_NormalizeException(&t, &v, &tb);
+        if (st && v && PyObject_IsInstance(v, st->Error) == 1 &&
+                PyObject_SetAttrString(v, "_rows_before", before) < 0)
+            PyErr_Clear();
+        PyErr_Clear();
+        if (tb && v) PyException_SetTraceback(v, tb);
+        PyErr_Restore(t, v, tb);
+        Py_DECREF(before);
+    }
     return list;
 }
 

@@ -408,7 +408,10 @@ PyObject *mc_decode_binary_row(mc_conn *c, const unsigned char *p, size_t n, PyO
 PyObject *mc_conn_decode_row(mc_conn *c, const unsigned char *p, size_t n, PyObject *keys);
 int mc_conn_next_row(mc_conn *c, const unsigned char **p, size_t *n);
 int mc_conn_cursor_fetch(mc_conn *c, uint32_t n);
-PyObject *mc_fetch_rows_bounded(mc_conn *c, Py_ssize_t limit, PyObject *keys, size_t max_bytes);
+/* `before`: NULL, or where a failed call puts the rows it decoded before the error (a
+   new list; left as it was when there were none) */
+PyObject *mc_fetch_rows_bounded(mc_conn *c, Py_ssize_t limit, PyObject *keys, size_t max_bytes,
+                                PyObject **before);
 PyObject *mc_fetch_rows(mc_conn *c, Py_ssize_t limit, PyObject *keys);
 int mc_skip_rows(mc_conn *c);
 

@@ -815,7 +815,7 @@ int mc_conn_cursor_fetch(mc_conn *c, uint32_t n) {
    `max_bytes` (when > 0; at least one row is read), so that a batch of large rows stays
    bounded in memory; the caller has entered. */
 PyObject *mc_fetch_rows_bounded(mc_conn *c, Py_ssize_t limit, PyObject *keys,
-                                    size_t max_bytes) {
+                                    size_t max_bytes, PyObject **before) {
     PyObject *list = PyList_New(0);
     if (!list) return NULL;
     Py_ssize_t got = 0;
@@ -839,12 +839,16 @@ PyObject *mc_fetch_rows_bounded(mc_conn *c, Py_ssize_t limit, PyObject *keys,
     }
     return list;
 error:
+    if (before && got > 0) {
+        *before = list;   /* (the rows decoded before the error: the caller's) */
+        return NULL;
+    }
     Py_DECREF(list);
     return NULL;
 }
 
 PyObject *mc_fetch_rows(mc_conn *c, Py_ssize_t limit, PyObject *keys) {
-    return mc_fetch_rows_bounded(c, limit, keys, 0);
+    return mc_fetch_rows_bounded(c, limit, keys, 0, NULL);
 }
 
 /* Drop the rest of the current result set; 0 or -1. */

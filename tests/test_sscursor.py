@@ -553,3 +553,77 @@ def test_leaving_a_loop_loses_no_row(conn, prepared):
         break
     cur.execute("SELECT 7")           # a new statement: the rows kept from the last are gone
     assert list(cur) == [(7,)]
+
+
+ERROR_AT_3000 = ("SELECT seq, IF(seq = 3000, (SELECT seq UNION SELECT seq + 1), seq) "
+                 "FROM seq_1_to_5000")
+
+
+def test_rows_before_a_server_error_are_returned_first(conn):
+    """A server error that ends a result mid-way (1242 at row 3,000) comes after every row
+    before it, whichever way the rows are read: iteration and fetchmany(n) return the
+    rows of the batch that reached the error and the next fetch raises it; after a loop
+    left rows read ahead, those come first too.  fetchall() raises at once (its rows
+    are lost, as mysqlclient's).  The connection stays in step."""
+    def collect(read):
+        cur = conn.cursor(mysqlc.cursors.SSCursor)
+        cur.execute(ERROR_AT_3000)
+        rows = []
+        with pytest.raises(mysqlc.Error) as ei:
+            read(cur, rows)
+        assert ei.value.args[0] == 1242
+        assert cur.rowcount == -1
+        cur.close()
+        return rows
+
+    def by_iteration(cur, rows):
+        for row in cur:
+            rows.append(row)
+
+    def by_fetchmany(cur, rows):
+        while True:
+            got = cur.fetchmany(700)
+            assert got, "the error, not an end of the rows"
+            rows.extend(got)
+
+    def after_a_left_loop(cur, rows):
+        for row in cur:
+            rows.append(row)
+            if row[0] == 2950:   # the batch holds rows up to the error: 49 read ahead
+                break
+        while True:
+            got = cur.fetchmany(1000)
+            assert got
+            rows.extend(got)
+
+    for read in (by_iteration, by_fetchmany, after_a_left_loop):
+        rows = collect(read)
+        assert len(rows) == 2999, read.__name__
+        assert rows[0] == (1, 1) and rows[-1] == (2999, 2999), read.__name__
+
+    cur = conn.cursor(mysqlc.cursors.SSCursor)
+    cur.execute(ERROR_AT_3000)
+    assert len(cur.fetchmany(10)) == 10
+    with pytest.raises(mysqlc.Error) as ei:
+        cur.fetchall()
+    assert ei.value.args[0] == 1242
+    assert cur.fetchall() == []   # raised once
+    cur.execute("SELECT 7")
+    assert cur.fetchall() == [(7,)]
+
+
+@pytest.mark.sync_only("the columnar reader's check; the proxy runs fetch_arrow_table too, "
+                       "but the point is the cursor state it reads")
+def test_columnar_read_raises_a_deferred_error(conn):
+    """fetch_arrow_table() after a fetchmany() that returned the rows before a server
+    error raises that error (it would otherwise read an ended result as empty)."""
+    pytest.importorskip("pyarrow")
+    cur = conn.cursor(mysqlc.cursors.SSCursor)
+    cur.execute(ERROR_AT_3000)
+    got = []
+    while len(got) < 2999:
+        got += cur.fetchmany(1000)
+    assert len(got) == 2999
+    with pytest.raises(mysqlc.Error) as ei:
+        cur.fetch_arrow_table()
+    assert ei.value.args[0] == 1242

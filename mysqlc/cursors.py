@@ -1644,9 +1644,7 @@ class SSCursor(BaseCursor):
         if not streaming:
             return []
         if streaming is _DEFERRED:
-            exc, self._deferred = self._deferred, None
-            self._streaming = False
-            raise exc
+            raise self._take_deferred()
         conn = self._get_conn()
         if not conn._is_owner(self):
             if not conn.open:   # not an end of the rows: they are lost (every fetch says so)
@@ -1657,11 +1655,11 @@ class SSCursor(BaseCursor):
         if streaming is _FETCH and not core.rows_pending:
             return self._fetch_from_server_cursor(core, n, held)
         try:
-            rows = core.fetch(n, self._keys, max_bytes, wait)
+            rows = core.fetch(n, self._keys, max_bytes, wait, defer)
         except Error as exc:
             conn._note_error(exc)
-            before = exc.__dict__.pop("_rows_before", None)   # (set by core.fetch)
-            if defer and before:
+            before = exc.__dict__.pop("_rows_before", None)   # (core.fetch's `partial`)
+            if before:
                 self._defer(exc)
                 return before
             raise
@@ -1751,9 +1749,32 @@ class SSCursor(BaseCursor):
         return self._pull(max(self.arraysize, 256), self._batch_bytes, defer=True)
 
     def _defer(self, exc):
-        """`exc` came after rows the caller returns now: the next fetch raises it."""
+        """`exc` came after rows the caller returns now: the next fetch raises it, or
+        the next call that would have read the rest of the result (nextset(), close(),
+        the cursor's next execute()), as it would have raised it then."""
         self._deferred = exc
         self._streaming = _DEFERRED
+
+    def _take_deferred(self):
+        """The error :meth:`_defer` kept (None when there is none), taken: the result is
+        over."""
+        if getattr(self, "_streaming", False) is not _DEFERRED:
+            return None
+        exc, self._deferred = self._deferred, None
+        self._streaming = False
+        return exc
+
+    def _clear(self):
+        exc = self._take_deferred()   # (the next execute(): before anything is sent)
+        super()._clear()
+        if exc is not None:
+            raise exc
+
+    def close(self) -> None:
+        exc = self._take_deferred()
+        super().close()
+        if exc is not None:
+            raise exc
 
     def _pull_ahead(self, n, max_bytes, defer=False):
         """_pull() while rows read ahead are kept: those first, then from the wire."""
@@ -1805,6 +1826,9 @@ class SSCursor(BaseCursor):
         """Drop the rest of the current result set and move to the next one (read
         unbuffered as well); None when there is none."""
         conn = self._get_conn()
+        exc = self._take_deferred()
+        if exc is not None:
+            raise exc
         self._ahead = None
         if conn._is_owner(self):
             core = conn._conn

@@ -753,12 +753,12 @@ static int set_pipe_bound(mc_conn *c, PyObject *v, void *bytes) {
    all received already, possibly none (rows_pending then still true; mysqlc.aio's
    unbuffered fetchone() without the greenlet). */
 static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"n", "keys", "max_bytes", "wait", NULL};
+    static char *kwlist[] = {"n", "keys", "max_bytes", "wait", "partial", NULL};
     Py_ssize_t limit = -1, max_bytes = 0;
     PyObject *keys = Py_None;
-    int wait = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nOnp", kwlist, &limit, &keys, &max_bytes,
-                                     &wait))
+    int wait = 1, partial = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|nOnpp", kwlist, &limit, &keys, &max_bytes,
+                                     &wait, &partial))
         return NULL;
     if (keys == Py_None) keys = NULL;
     if (keys && (!PyTuple_Check(keys) || PyTuple_GET_SIZE(keys) != c->plan_len)) {
@@ -769,13 +769,14 @@ static PyObject *Conn_fetch(mc_conn *c, PyObject *args, PyObject *kwds) {
     c->nowait = !wait;
     PyObject *before = NULL;
     PyObject *list = mc_fetch_rows_bounded(c, limit, keys, max_bytes > 0 ? (size_t)max_bytes : 0,
-                                           &before);
+                                           partial ? &before : NULL);
     c->nowait = 0;
     mc_conn_leave(c);
     if (!list && before) {
-        /* a mysqlc.Error after some rows (the server's error mid-result, a lost
-           connection): the rows go with it as its `_rows_before` (mysqlc.cursors.SSCursor
-           returns them first and raises the error at the next fetch) */
+        /* `partial`: a mysqlc.Error after some rows (the server's error mid-result, a
+           lost connection): the rows go with it as its `_rows_before`
+           (mysqlc.cursors.SSCursor returns them first and raises the error at the next
+           fetch) */
         mc_state *st = mc_state_from_type(Py_TYPE(c));
         PyObject *t, *v, *tb;
         PyErr_Fetch(&t, &v, &tb);
@@ -1343,9 +1344,10 @@ static PyMethodDef Conn_methods[] = {
      "query_attributes(sql: bytes, attributes: sequence of (name, value), encoding='utf-8')"
      " -> field count: COM_QUERY with query attributes (CLIENT_QUERY_ATTRIBUTES)"},
     {"fetch", (PyCFunction)(void (*)(void))Conn_fetch, METH_VARARGS | METH_KEYWORDS,
-     "fetch(n=-1, keys=None, max_bytes=0, wait=True) -> list of rows (at most n; stops once"
-     " the rows read add up to max_bytes of packets, when > 0; wait=False: only the rows"
-     " already received, never waiting for bytes)"},
+     "fetch(n=-1, keys=None, max_bytes=0, wait=True, partial=False) -> list of rows (at most"
+     " n; stops once the rows read add up to max_bytes of packets, when > 0; wait=False:"
+     " only the rows already received, never waiting for bytes; partial=True: a mysqlc.Error"
+     " after some rows carries them as its _rows_before)"},
     {"next_result", (PyCFunction)Conn_next_result, METH_NOARGS, NULL},
     {"discard", (PyCFunction)Conn_discard, METH_NOARGS, NULL},
     {"ping", (PyCFunction)Conn_ping, METH_NOARGS, NULL},

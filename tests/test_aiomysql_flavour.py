@@ -133,6 +133,16 @@ def test_fetch_result_types(kw):
             assert await scur.fetchmany(2) == [(1,), (2,)]
             assert await scur.fetchmany(2) == [(3,)]
             assert await scur.fetchmany(2) == []
+            # async for, and a fetch after a loop left rows it read ahead
+            await scur.execute("SELECT seq FROM seq_1_to_1000")
+            seen = [r async for r in scur]
+            assert len(seen) == 1000 and seen[-1] == (1000,)
+            await scur.execute("SELECT seq FROM seq_1_to_1000")
+            async for r in scur:
+                if r == (10,):
+                    break
+            rest = await scur.fetchmany(500)
+            assert rest[0] == (11,) and len(rest) == 500
             await scur.close()
     run(go)
 

@@ -601,6 +601,27 @@ def test_rows_before_a_server_error_are_returned_first(conn):
         assert len(rows) == 2999, read.__name__
         assert rows[0] == (1, 1) and rows[-1] == (2999, 2999), read.__name__
 
+    # the calls that would have read the rest of the result raise the error a fetch
+    # kept, as they raised it while the rows were unread: nextset(), close(), the
+    # cursor's next execute() (before it sends anything)
+    for then in ("nextset", "close", "execute"):
+        cur = conn.cursor(mysqlc.cursors.SSCursor)
+        cur.execute(ERROR_AT_3000)
+        got = []
+        while len(got) < 2999:
+            got += cur.fetchmany(1000)
+        assert len(got) == 2999, then
+        with pytest.raises(mysqlc.Error) as ei:
+            if then == "execute":
+                cur.execute("SELECT 8")
+            else:
+                getattr(cur, then)()
+        assert ei.value.args[0] == 1242, then
+        if then != "close":
+            cur.execute("SELECT 9")
+            assert cur.fetchall() == [(9,)]
+            cur.close()
+
     cur = conn.cursor(mysqlc.cursors.SSCursor)
     cur.execute(ERROR_AT_3000)
     assert len(cur.fetchmany(10)) == 10

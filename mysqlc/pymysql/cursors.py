@@ -219,9 +219,9 @@ class SSCursor(_PyMySQLFetch, _cursors.SSCursor):
         if field_count > 0:
             self.rowcount = UNKNOWN_ROWCOUNT
 
-    def _pull(self, n, max_bytes=0):
+    def _pull(self, n, max_bytes=0, *more, **kw):
         rowcount = self.rowcount
-        rows = super()._pull(n, max_bytes)
+        rows = super()._pull(n, max_bytes, *more, **kw)
         self.rowcount = rowcount
         return rows
 

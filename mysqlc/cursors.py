@@ -1655,7 +1655,8 @@ class SSCursor(BaseCursor):
         if streaming is _FETCH and not core.rows_pending:
             return self._fetch_from_server_cursor(core, n, held)
         try:
-            rows = core.fetch(n, self._keys, max_bytes, wait, defer)
+            rows = (core.fetch(n, self._keys, max_bytes, wait, True) if defer
+                    else core.fetch(n, self._keys, max_bytes, wait))
         except Error as exc:
             conn._note_error(exc)
             before = exc.__dict__.pop("_rows_before", None)   # (core.fetch's `partial`)

@@ -32,13 +32,14 @@ from .connection import Connection, connect
 from .cursors import Cursor, DictCursor, SSCursor, SSDictCursor
 from ._columnar import read_sql
 from .pool import Pool, create_pool
+from .. import _core as _mc_core
 from . import cursors as _cursors, pool as _pool
 
 # the Python halves of src/aio_pool.c's slow paths (the pool's acquire context, the
 # cursors' async with)
-_cursors._core._pool_configure((_pool._enter_slow, _pool.asyncio.shield,
-                                _cursors.BaseCursor.__dict__["close"]))
-del _cursors, _pool
+_mc_core._pool_configure((_pool._enter_slow, _pool.asyncio.shield,
+                          _cursors.BaseCursor.__dict__["close"]))
+del _mc_core, _cursors, _pool
 
 __all__ = [
     "connect", "Connection", "Cursor", "DictCursor", "SSCursor", "SSDictCursor",

@@ -151,9 +151,11 @@ class _Batches:
                 0, "%d rows of this result were read ahead by a loop that was left early: "
                 "fetch them (fetchmany/fetchall) before a columnar read of the rest"
                 % len(cursor._ahead))
-        from .cursors import _DEFERRED
-        if getattr(cursor, "_streaming", False) is _DEFERRED:
-            cursor._pull(0)   # the error a fetch deferred after its rows: raised now
+        take_deferred = getattr(cursor, "_take_deferred", None)   # (SSCursor's)
+        if take_deferred is not None:
+            exc = take_deferred()   # the error a fetch deferred after its rows: now
+            if exc is not None:
+                raise exc
         if batch_size is not None and batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.cursor = cursor

@@ -1507,7 +1507,7 @@ def test_waits_run_in_c_keep_the_pools_rules(conn_kwargs, loop):
             with pytest.raises(asyncio.CancelledError):
                 await c
             assert len(pool._waiters) == 2
-            with pytest.raises(TimeoutError):
+            with pytest.raises(asyncio.TimeoutError):   # (TimeoutError from 3.11 on)
                 await asyncio.wait_for(user("e"), 0.05)
             assert len(pool._waiters) == 2
             release_a.set()

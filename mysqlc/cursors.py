@@ -1751,8 +1751,10 @@ class SSCursor(BaseCursor):
 
     def _defer(self, exc):
         """`exc` came after rows the caller returns now: the next fetch raises it, or
-        the next call that would have read the rest of the result (nextset(), close(),
-        the cursor's next execute()), as it would have raised it then."""
+        the next call that would have read the rest of the result (nextset(), the
+        cursor's next execute()), as it would have raised it then.  close() drops it, as
+        mysqlclient's close() drops an unread result's rows and error (and a cancelled
+        mysqlc.aio call's, mysqlc.aio._runner)."""
         self._deferred = exc
         self._streaming = _DEFERRED
 
@@ -1772,10 +1774,8 @@ class SSCursor(BaseCursor):
             raise exc
 
     def close(self) -> None:
-        exc = self._take_deferred()
+        self._take_deferred()   # (dropped: _defer)
         super().close()
-        if exc is not None:
-            raise exc
 
     def _pull_ahead(self, n, max_bytes, defer=False):
         """_pull() while rows read ahead are kept: those first, then from the wire."""

@@ -893,6 +893,39 @@ def test_task_cancel_during_execute(run, conn_kwargs, root_conn_kwargs):
     run(body)
 
 
+def test_cancelled_fetch_leaves_no_error_for_the_cursor(run, conn_kwargs):
+    """A fetchmany()/``async for`` batch of an SSCursor cancelled mid-result: the KILL
+    QUERY's 1317 that ends the rows is the cancellation's own -- the cursor's next
+    execute() and its close() do not raise it later (mysqlc.cursors.SSCursor._defer
+    keeps an error that comes after some rows for the next call; mysqlc.aio._runner
+    drops the one a cancelled call got)."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        for how in ("fetchmany", "async for"):
+            cur = conn.cursor(mysqlc.aio.SSCursor)
+            await cur.execute("SELECT seq, REPEAT('x', 100) FROM seq_1_to_5000000")
+
+            async def read():
+                if how == "fetchmany":
+                    while await cur.fetchmany(200000):
+                        pass
+                else:
+                    async for _ in cur:
+                        pass
+            task = asyncio.create_task(read())
+            await asyncio.sleep(0.3)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert not conn.closed, how
+            await cur.execute("SELECT 5")
+            assert await cur.fetchall() == [(5,)], how
+            await cur.close()
+            await _tagged(conn)
+        await conn.ensure_closed()
+    run(body)
+
+
 # =========================================================================== data work
 
 def test_arrow_and_read_sql(run, conn_kwargs):

@@ -602,9 +602,19 @@ def test_rows_before_a_server_error_are_returned_first(conn):
         assert rows[0] == (1, 1) and rows[-1] == (2999, 2999), read.__name__
 
     # the calls that would have read the rest of the result raise the error a fetch
-    # kept, as they raised it while the rows were unread: nextset(), close(), the
-    # cursor's next execute() (before it sends anything)
-    for then in ("nextset", "close", "execute"):
+    # kept, as they raised it while the rows were unread: nextset(), the cursor's next
+    # execute() (before it sends anything); close() drops it (as mysqlclient's close()
+    # drops an unread result)
+    cur = conn.cursor(mysqlc.cursors.SSCursor)
+    cur.execute(ERROR_AT_3000)
+    while len(cur.fetchmany(1000)) == 1000:
+        pass
+    cur.close()
+    cur = conn.cursor(mysqlc.cursors.SSCursor)
+    cur.execute("SELECT 6")
+    assert cur.fetchall() == [(6,)]
+    cur.close()
+    for then in ("nextset", "execute"):
         cur = conn.cursor(mysqlc.cursors.SSCursor)
         cur.execute(ERROR_AT_3000)
         got = []
@@ -617,10 +627,9 @@ def test_rows_before_a_server_error_are_returned_first(conn):
             else:
                 getattr(cur, then)()
         assert ei.value.args[0] == 1242, then
-        if then != "close":
-            cur.execute("SELECT 9")
-            assert cur.fetchall() == [(9,)]
-            cur.close()
+        cur.execute("SELECT 9")
+        assert cur.fetchall() == [(9,)]
+        cur.close()
 
     cur = conn.cursor(mysqlc.cursors.SSCursor)
     cur.execute(ERROR_AT_3000)

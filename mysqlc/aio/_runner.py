@@ -158,6 +158,12 @@ class Worker:
                             await self.on_cancel(self, msg)
                         except BaseException:   # noqa: BLE001 - the cancellation is raised
                             pass
+                    # an error the interrupted fetch kept for the cursor's next call (the
+                    # KILL QUERY's 1317 after some rows: mysqlc.cursors.SSCursor._defer)
+                    # is the cancellation's own: not raised later
+                    take = getattr(getattr(fn, "__self__", None), "_take_deferred", None)
+                    if take is not None:
+                        take()
                     raise
                 except BaseException as exc:   # the awaitable failed: raise it in there
                     msg = g.throw(exc)

@@ -14,7 +14,7 @@
  *                       attribute access on CPython 3.11, as a __slots__ one).
  *   _core.PoolAcquire   the base class of the acquire context (pool._AcquireContext):
  *                       __aenter__ takes the most recently released free connection when
- *                       Pool._grab would (nothing waits, the pool open on the running
+ *                       Pool._acquire would at once (nothing waits, the pool open on the running
  *                       loop, no ping or recycle due, the connection at rest) and
  *                       __aexit__ puts it back when Pool._release would do just that
  *                       (handed out from this pool, at rest, the session as it was
@@ -38,13 +38,13 @@
 enum {
     P_worker, P_busy, P_sync_obj, P_closed, P_pipeline, P_conn, P_proto, P_user,
     P_password, P_login, P_seq, P_autocommit, P_pop, P_append, P_acquire, P_release,
-    P_close, P_connection, P_unread_close, P_popleft, P_done, P_set_result,
+    P_close, P_connection, P_popleft, P_done, P_set_result,
     P_create_future, P_abandon_wait, P_take, P_COUNT
 };
 static const char *const pool_name_text[P_COUNT] = {
     "_worker", "busy", "_sync_obj", "_closed", "_pipeline", "_conn", "_proto", "user",
     "_password", "login", "seq", "autocommit", "pop", "append", "_acquire", "_release",
-    "close", "connection", "_close_unread", "popleft", "done", "set_result",
+    "close", "connection", "popleft", "done", "set_result",
     "create_future", "_abandon_wait", "_take"};
 #define PNAME(st, i) PyTuple_GET_ITEM((st)->pool_names, (i))
 
@@ -348,12 +348,42 @@ static double as_double(PyObject *v, int *bad) {
     return d;
 }
 
-/* Pool._grab without its frame: a new reference to the free connection taken, or NULL
-   (no exception) when Pool._acquire() must run */
+/* a free connection's entry or a grant, (conn, released at), that needs nothing
+   (Pool._verdict would say "ok": at rest, no ping or recycle due): the connection (a
+   new reference), else NULL (no exception): the Python code decides */
+static PyObject *grant_ok(pool_base *p, PyObject *grant) {
+    if (!PyTuple_CheckExact(grant) || PyTuple_GET_SIZE(grant) != 2 || !p->recycle ||
+            !p->ping_idle || !p->clock)
+        return NULL;
+    PyObject *conn = PyTuple_GET_ITEM(grant, 0);
+    int bad = 0;
+    if (p->recycle != Py_None && as_double(p->recycle, &bad) > -1) return NULL;
+    if (p->ping_idle != Py_None) {
+        double limit = as_double(p->ping_idle, &bad);
+        double idle = as_double(PyTuple_GET_ITEM(grant, 1), &bad);
+        if (bad) return NULL;
+        PyObject *now = PyObject_CallNoArgs(p->clock);
+        if (!now) {
+            PyErr_Clear();
+            return NULL;
+        }
+        double t = as_double(now, &bad);
+        Py_DECREF(now);
+        if (bad || t - idle > limit) return NULL;
+    }
+    PyObject *engine = NULL;
+    if (bad || !conn_idle(p->st, conn, &engine)) return NULL;
+    Py_DECREF(engine);
+    return Py_NewRef(conn);
+}
+
+/* Pool._acquire's case without a wait, without its frame: the most recently released
+   free connection when nobody waits, the pool is open on the running loop and the
+   connection needs nothing (grant_ok); a new reference to it, taken (in _used), or
+   NULL (no exception) when Pool._acquire() must run */
 static PyObject *fast_grab(pool_base *p) {
     mc_state *st = p->st;
-    if (!p->free || !p->waiters || !p->closing || !p->loop || !p->used || !p->ping_idle ||
-            !p->recycle || !p->clock || !st->aio_env)
+    if (!p->free || !p->waiters || !p->closing || !p->loop || !p->used || !st->aio_env)
         return NULL;
     Py_ssize_t nfree = PyObject_Size(p->free), nwait = PyObject_Size(p->waiters);
     if (nfree <= 0 || nwait != 0) {
@@ -366,41 +396,20 @@ static PyObject *fast_grab(pool_base *p) {
         PyErr_Clear();
         return NULL;
     }
-    PyObject *conn = NULL, *engine = NULL;
-    if (!PyTuple_CheckExact(last) || PyTuple_GET_SIZE(last) != 2) goto fail;
-    conn = PyTuple_GET_ITEM(last, 0);
-    int bad = 0;
-    if (p->recycle != Py_None && as_double(p->recycle, &bad) > -1) goto fail;
-    if (p->ping_idle != Py_None) {
-        double limit = as_double(p->ping_idle, &bad);
-        double idle = as_double(PyTuple_GET_ITEM(last, 1), &bad);
-        if (bad) goto fail;
-        PyObject *now = PyObject_CallNoArgs(p->clock);
-        if (!now) {
-            PyErr_Clear();
-            goto fail;
-        }
-        double t = as_double(now, &bad);
-        Py_DECREF(now);
-        if (bad || t - idle > limit) goto fail;
-    }
-    if (bad || !conn_idle(st, conn, &engine)) goto fail;
-    Py_DECREF(engine);
+    PyObject *conn = grant_ok(p, last);
+    Py_DECREF(last);
+    if (!conn) return NULL;
     PyObject *popped = PyObject_CallMethodNoArgs(p->free, PNAME(st, P_pop));
     if (!popped) {
         PyErr_Clear();
-        goto fail;
+        Py_DECREF(conn);
+        return NULL;
     }
-    Py_DECREF(popped);   /* (`last` itself: nothing ran in between) */
-    Py_INCREF(conn);
-    Py_DECREF(last);
+    Py_DECREF(popped);   /* (the entry of `conn`: nothing ran in between) */
     if (PySet_Add(p->used, conn) < 0) {   /* (then: as a connection lost) */
         PyErr_Clear();
     }
     return conn;
-fail:
-    Py_DECREF(last);
-    return NULL;
 }
 
 /* Pool._hand_on's waiter case: the first waiter whose future is not done gets (conn,
@@ -575,7 +584,7 @@ static void acq_dealloc(pool_acquire *a) {
 
 /* What __aenter__() returns: an awaitable that does nothing until it is first resumed,
    as the coroutine of an `async def __aenter__` (a result dropped unawaited takes no
-   connection).  Resumed, it takes a free connection as Pool._grab does (phase 0 ->
+   connection).  Resumed, it takes a free connection as fast_grab does (phase 0 ->
    over), else delegates to the coroutine of Pool._enter_slow(ctx, Pool._acquire())
    (phase 1). */
 typedef struct {
@@ -643,34 +652,6 @@ static void abandon_wait(enter_obj *e) {
     Py_DECREF(fut);
 }
 
-/* a grant that came to the wait, (conn, released at) needing nothing (Pool._verdict
-   would say "ok": at rest, no ping or recycle due): the connection (a new reference),
-   else NULL (no exception): Pool._take(grant) decides */
-static PyObject *grant_ok(pool_base *p, PyObject *grant) {
-    if (!PyTuple_CheckExact(grant) || PyTuple_GET_SIZE(grant) != 2 || !p->recycle ||
-            !p->ping_idle || !p->clock)
-        return NULL;
-    PyObject *conn = PyTuple_GET_ITEM(grant, 0);
-    int bad = 0;
-    if (p->recycle != Py_None && as_double(p->recycle, &bad) > -1) return NULL;
-    if (p->ping_idle != Py_None) {
-        double limit = as_double(p->ping_idle, &bad);
-        double idle = as_double(PyTuple_GET_ITEM(grant, 1), &bad);
-        if (bad) return NULL;
-        PyObject *now = PyObject_CallNoArgs(p->clock);
-        if (!now) {
-            PyErr_Clear();
-            return NULL;
-        }
-        double t = as_double(now, &bad);
-        Py_DECREF(now);
-        if (bad || t - idle > limit) return NULL;
-    }
-    PyObject *engine = NULL;
-    if (bad || !conn_idle(p->st, conn, &engine)) return NULL;
-    Py_DECREF(engine);
-    return Py_NewRef(conn);
-}
 
 static int enter_step(enter_obj *e, PyObject *arg, PyObject **out) {
     pool_acquire *a = e->ctx;
@@ -920,7 +901,7 @@ static PyType_Spec enter_spec = {
 };
 
 /* __aenter__(): the awaitable of the connection (_PoolEnter): taken when it is awaited,
-   without a wait when Pool._grab would take it, else by Pool._acquire() */
+   without a wait when fast_grab takes it, else by Pool._acquire() */
 static PyObject *acq_aenter(pool_acquire *a, PyObject *Py_UNUSED(x)) {
     mc_state *st = a->st;
     if (!st || !a->pool || !st->pool_env) {

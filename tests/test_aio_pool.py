@@ -1140,7 +1140,7 @@ def test_aiomysql_forms(conn_kwargs):
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
 def test_async_with_fast_path_keeps_the_rules(conn_kwargs, loop):
     """``async with pool.acquire()`` takes a free connection without the full acquire
-    (Pool._grab) only when nothing needs checking; every other case still goes through
+    (Pool._acquire) only when nothing needs checking; every other case still goes through
     it: a waiter ahead (first come, first served), a pool bound to another loop, a
     connection left with unread rows (closed on release, never handed out)."""
     async def first():
@@ -1318,8 +1318,8 @@ def test_c_checks_agree_with_the_core(conn_kwargs):
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
 def test_acquire_context_fast_and_slow_paths_agree(conn_kwargs, loop):
     """``async with pool.acquire()`` takes a free connection in C (no coroutine) only when
-    Pool._grab would, and gives it back in C only when Pool._release would just put it
-    on the free list: every other case (a waiter, a changed session, a transaction left
+    Pool._acquire would take it at once, and gives it back in C only when Pool._release
+    would just put it on the free list: every other case (a waiter, a changed session, a transaction left
     open, a connection closed in the block) goes to the Python code, as before."""
     async def main():
         async with pool_of(conn_kwargs, minsize=1, maxsize=1, ping_idle=None) as pool:

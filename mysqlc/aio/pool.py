@@ -188,7 +188,8 @@ class _AcquireContext(_mc_core.PoolAcquire, _CoroutineMethods["Connection"]):
 
     ``async with`` runs in C (``_core.PoolAcquire``, src/aio_pool.c): ``__aenter__``
     gives a C awaitable that, awaited, takes a free connection that needs no check as
-    :meth:`Pool._grab` does, without a coroutine, else awaits :meth:`Pool._acquire`
+    :meth:`Pool._acquire` would take it at once (nobody waits, the most recently
+    released one, ``_verdict`` "ok"), without a coroutine, else awaits it
     (:func:`_enter_slow`); ``__aexit__``
     puts the connection back as :meth:`Pool._release` does when nothing else is to be
     done, else calls it (and awaits the reset it starts, shielded: cancelling the
@@ -232,9 +233,6 @@ async def _enter_slow(ctx: _AcquireContext, co: Coroutine[Any, Any, Connection]
     return conn
 
 
-#: ``asyncio.get_running_loop() is loop`` without CPython 3.11's getpid() system call
-#: (src/aio_call.c; configured by mysqlc.aio._statement, imported before this module)
-_running_here = _mc_core._loop_running
 _pool_idle = _mc_core._pool_idle
 _session_need = _mc_core._session_need
 
@@ -348,22 +346,6 @@ class Pool(_mc_core.PoolBase):
             A new connection was needed and could not be opened.
         """
         return _AcquireContext(self)
-
-    def _grab(self):
-        """``async with pool.acquire()``'s path without a wait, a check that needs I/O
-        or a coroutine: the most recently released free connection, when nobody waits,
-        the pool is open and bound to the running loop, and the connection needs nothing
-        (``_verdict`` would say "ok"); else None, and ``_acquire()`` runs."""
-        free = self._free
-        if not free or self._waiters or self._closing or not _running_here(self._loop):
-            return None   # (_running_here: asyncio.get_running_loop() is self._loop)
-        conn, idle = free[-1]
-        if (self._ping_idle is not None and self._clock() - idle > self._ping_idle) or (
-                self._recycle is not None and self._recycle > -1) or not _idle(conn):
-            return None
-        free.pop()
-        self._used.add(conn)
-        return conn
 
     def _room(self):
         return not self._maxsize or self.size < self._maxsize

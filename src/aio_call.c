@@ -941,7 +941,7 @@ static PyObject *aio_ready(PyObject *module, PyObject *const *args, Py_ssize_t n
             !PyObject_TypeCheck(args[1], st->AioStreamType))
         Py_RETURN_FALSE;
     mc_conn *c = (mc_conn *)args[0];
-    if (c->state == ST_ROWS || c->state == ST_MORE || c->state == ST_CURSOR)
+    if (mc_conn_unread(c))
         Py_RETURN_FALSE;
     if (args[2] != Py_None) {
         if (!PyLong_CheckExact(args[2])) Py_RETURN_FALSE;
@@ -982,7 +982,7 @@ int mc_pool_idle_check(mc_state *st, PyObject *core, PyObject *stream) {
             !PyObject_TypeCheck(stream, st->AioStreamType))
         return 0;
     mc_conn *c = (mc_conn *)core;
-    if (c->fd < 0 || c->state == ST_ROWS || c->state == ST_MORE || c->state == ST_CURSOR ||
+    if (c->fd < 0 || mc_conn_unread(c) ||
             c->pipe_pending != 0)
         return 0;
     return mc_aio_stream_open(stream);

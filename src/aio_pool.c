@@ -1042,8 +1042,7 @@ static PyObject *cur_aexit(PyObject *self, PyObject *const *args, Py_ssize_t nar
                     python = 1;
                 } else {
                     mc_conn *c = (mc_conn *)core;
-                    python = c->fd >= 0 && (c->state == ST_ROWS || c->state == ST_MORE ||
-                                            c->state == ST_CURSOR);
+                    python = c->fd >= 0 && mc_conn_unread(c);
                 }
             }
             Py_DECREF(core);

@@ -1130,7 +1130,7 @@ static PyObject *get_more_results(mc_conn *c, void *x) { return PyBool_FromLong(
 static PyObject *get_rows_pending(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_ROWS); }
 static PyObject *get_cursor_open(mc_conn *c, void *x) { return PyBool_FromLong(c->state == ST_CURSOR); }
 static PyObject *get_unread(mc_conn *c, void *x) {
-    return PyBool_FromLong(c->state == ST_ROWS || c->state == ST_MORE || c->state == ST_CURSOR);
+    return PyBool_FromLong(mc_conn_unread(c));
 }
 static PyObject *get_on_abandon(mc_conn *c, void *x) { return obj_or_none(c->on_abandon); }
 static int set_on_abandon(mc_conn *c, PyObject *v, void *x) {

@@ -248,6 +248,12 @@ struct mc_conn_s {
                                   1 off, 2 on */
 };
 
+/* a result, its rows, further results or a server-side cursor left unread (the Python
+   attribute `unread`; what a new command must read or drop first) */
+static inline int mc_conn_unread(const mc_conn *c) {
+    return c->state == ST_ROWS || c->state == ST_MORE || c->state == ST_CURSOR;
+}
+
 /* session.c: what an authentication exchange keeps between packets */
 typedef struct {
     char plugin[64];

@@ -149,8 +149,11 @@ class Scenario:
     Sizes are (full, --quick) pairs."""
 
     def __init__(self, name, kind, description, table, base=None, rows=(0, 0),
-                 queries=(0, 0), pool=0, rounds=(1, 1), autocommit=False, runs_factor=1):
+                 queries=(0, 0), pool=0, rounds=(1, 1), autocommit=False, runs_factor=1,
+                 unbuffered=False):
         self.name, self.kind, self.description, self.table = name, kind, description, table
+        # a scan read with ``async for row in cursor`` from an unbuffered cursor
+        self.unbuffered = unbuffered
         self.base, self.rows, self.queries, self.pool = base, rows, queries, pool
         self.rounds, self.autocommit = rounds, autocommit
         # timed runs = --repeat x runs_factor: a pooled run is short (~50-300 ms) and its
@@ -186,6 +189,9 @@ SCENARIO_LIST = [
              "t_mixed", base="mixed_100k"),
     Scenario("int10_200k", "scan", "SELECT * FROM t_int, fetchall(): 10 INT/BIGINT columns",
              "t_int", base="int10_200k"),
+    Scenario("int10_200k_ss", "scan", "SELECT * FROM t_int on an unbuffered cursor, "
+             "async for row in cursor (connector-aio: its default, unbuffered cursor, "
+             "fetchone() until None)", "t_int", base="int10_200k", unbuffered=True),
     Scenario("datetime_200k", "scan", "SELECT * FROM t_dt, fetchall(): DATETIME(6), "
              "TIMESTAMP, DATE", "t_dt", base="datetime_200k"),
     Scenario("concurrent50", "concurrent", "rounds of asyncio.gather of 50 queries over 50 "
@@ -296,6 +302,17 @@ class AiomysqlStyle:
         await cur.execute(sql, args)
         return await cur.fetchall()
 
+    def ss_class(self):
+        return self.mod.SSCursor
+
+    async def stream(self, conn, sql):
+        """``async for`` over an unbuffered cursor: the rows, in a list."""
+        cur = conn.cursor(self.ss_class())
+        await cur.execute(sql)
+        rows = [row async for row in cur]
+        await cur.close()
+        return rows
+
     async def executemany(self, conn, cur, sql, rows):
         await cur.executemany(sql, rows)
         await conn.commit()
@@ -322,6 +339,10 @@ class AiomysqlStyle:
 class AsyncmyDriver(AiomysqlStyle):
     name = "asyncmy"
     db_keyword = "database"
+
+    def ss_class(self):
+        import asyncmy.cursors
+        return asyncmy.cursors.SSCursor
 
 
 class AiomysqlDriver(AiomysqlStyle):
@@ -385,6 +406,15 @@ class ConnectorAioDriver:
         await cur.execute(sql, args)
         return await cur.fetchall()
 
+    async def stream(self, conn, sql):
+        cur = await conn.cursor()   # (unbuffered by default)
+        await cur.execute(sql)
+        rows = []
+        while (row := await cur.fetchone()) is not None:
+            rows.append(row)
+        await cur.close()
+        return rows
+
     async def executemany(self, conn, cur, sql, rows):
         await cur.executemany(sql, rows)
         await conn.commit()
@@ -442,6 +472,13 @@ class MysqlcSyncDriver:
     async def query(self, cur, sql, args=None):
         cur.execute(sql, args)
         return cur.fetchall()
+
+    async def stream(self, conn, sql):
+        cur = conn.cursor(self.mod.cursors.SSCursor)
+        cur.execute(sql)
+        rows = list(cur)
+        cur.close()
+        return rows
 
     async def executemany(self, conn, cur, sql, rows):
         cur.executemany(sql, rows)
@@ -554,8 +591,12 @@ async def worker_async(driver, scenario, spec, result):
             # release the previous result outside the timed section (as bench.py)
             await drv.query(cur, "SELECT 1")
 
-        async def body():
-            return await drv.query(cur, sql)
+        if sc.unbuffered:
+            async def body():
+                return await drv.stream(conn, sql)
+        else:
+            async def body():
+                return await drv.query(cur, sql)
 
         count_of = len
 

@@ -1413,6 +1413,9 @@ static PyMethodDef Conn_methods[] = {
     {"send_query_nowait", (PyCFunction)mc_conn_send_query_nowait, METH_O,
      "send_query_nowait(sql) -> bool: COM_QUERY handed to the transport without waiting;"
      " False (nothing sent) when it needs a wait first (statement.c)"},
+    {"take_head", (PyCFunction)(void (*)(void))mc_conn_take_head, METH_FASTCALL | METH_KEYWORDS,
+     "take_head(wait=False) -> the field count of the statement send_query_nowait() sent,"
+     " its rows left for fetch(), or None while the response's head is not complete"},
     {"take_result", (PyCFunction)(void (*)(void))mc_conn_take_result, METH_FASTCALL | METH_KEYWORDS,
      "take_result(keys=None, wait=False) -> the query_result() tuple of the statement"
      " send_query_nowait() sent, or None while its response is not complete"},

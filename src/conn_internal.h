@@ -503,6 +503,8 @@ PyObject *mc_conn_send_query_nowait(mc_conn *c, PyObject *arg);
 PyObject *mc_conn_send_ping_nowait(mc_conn *c, PyObject *noargs);
 PyObject *mc_conn_take_result(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
                               PyObject *kwnames);
+PyObject *mc_conn_take_head(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames);
 PyObject *mc_conn_get_take_pending(mc_conn *c, void *x);
 
 /* engine_api.c: the _engine_* methods of Connection (listed in conn.c's method table) */

@@ -332,6 +332,36 @@ PyObject *mc_conn_take_result(mc_conn *c, PyObject *const *args, Py_ssize_t narg
     return ret;
 }
 
+/* take_head(wait=False) -> the field count of the statement send_query_nowait() sent, as
+   query() returns it, or None (wait=False) while the response's head (an OK packet, or the
+   column definitions) is not complete.  The rows are left unread (rows_pending), for
+   fetch() as after query(): the unbuffered cursors of mysqlc.aio.  An ERR raises as
+   query() does. */
+PyObject *mc_conn_take_head(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+    static const char *const names[] = {"wait"};
+    PyObject *a[1] = {Py_False};
+    if (fast_args("take_head", args, nargs, kwnames, names, 1, 0, a) < 0) return NULL;
+    int wait = PyObject_IsTrue(a[0]);
+    if (wait < 0) return NULL;
+    if (c->fd < 0) {
+        take_clear(c);
+        return mc_conn_raise_closed(c);
+    }
+    if (c->take_phase != 1)
+        return mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                        "no statement sent with send_query_nowait() awaits its response");
+    if (mc_conn_enter(c) < 0) return NULL;
+    c->nowait = !wait;
+    Py_ssize_t nc = mc_read_query_response(c);
+    c->nowait = 0;
+    mc_conn_leave(c);
+    if (nc == MC_NEED) Py_RETURN_NONE;
+    take_clear(c);
+    if (nc < 0) return NULL;
+    return PyLong_FromSsize_t(nc);
+}
+
 /* take_pending -> bool: a statement's response is being taken (take_result() not done) */
 PyObject *mc_conn_get_take_pending(mc_conn *c, void *x) {
     return PyBool_FromLong(c->take_phase != 0);

@@ -976,3 +976,266 @@ def test_aio_ready_knows_the_running_loop(run, conn_kwargs):
         finally:
             await conn.ensure_closed()
     run(body)
+
+
+# ------------------------------------------------- unbuffered cursors from the event loop
+
+#: a result whose first 2,000 rows come at once and whose last ones slowly (the server
+#: flushes its buffer when full: a fetch then waits mid-result)
+_SLOW_TAIL = ("SELECT seq, IF(seq > 2000, SLEEP(%s), 0), REPEAT('x', 100) "
+              "FROM seq_1_to_2010")
+
+
+def _sync_unbuffered(conn_kwargs, dict_rows):
+    """What the sync unbuffered cursor gives for the steps of _unbuffered_steps."""
+    c = mysqlc.connect(**conn_kwargs)
+    try:
+        cur = c.cursor(mysqlc.cursors.SSDictCursor if dict_rows else mysqlc.cursors.SSCursor)
+        return _unbuffered_steps_sync(cur)
+    finally:
+        c.close()
+
+
+def _unbuffered_steps_sync(cur):
+    out = []
+    cur.execute("SELECT seq, CONCAT('r', seq) FROM seq_1_to_3000")
+    out.append(("head", cur.rowcount, cur.description, cur.rownumber))
+    out.append(("one", cur.fetchone(), cur.rownumber))
+    out.append(("many", cur.fetchmany(5), cur.rownumber))
+    cur.scroll(1000)
+    out.append(("iter", [r for _, r in zip(range(10), cur)], cur.rownumber))
+    out.append(("all", len(cur.fetchall()), cur.rowcount, cur.rownumber))
+    cur.execute("SELECT %s, %s", (7, "a'b"))
+    out.append(("args", cur.fetchall(), cur.rowcount))
+    cur.execute("DO 1")
+    out.append(("ok", cur.rowcount, cur.description, cur.fetchall()))
+    try:
+        cur.execute("SELECT * FROM no_such_table")
+    except mysqlc.Error as exc:
+        out.append(("err", type(exc).__name__, exc.args[0]))
+    # an error after 4,999 rows: fetchmany returns the rows before it, the next raises
+    cur.execute("SELECT seq, IF(seq = 5000, (SELECT seq UNION SELECT seq + 1), seq) "
+                "FROM seq_1_to_6000")
+    got = 0
+    try:
+        while True:
+            rows = cur.fetchmany(3000)
+            if not rows:
+                break
+            got += len(rows)
+    except mysqlc.Error as exc:
+        out.append(("mid", got, exc.args[0]))
+    cur.execute("SELECT 3")
+    out.append(("after", cur.fetchall()))
+    return out
+
+
+async def _unbuffered_steps(cur):
+    out = []
+    await cur.execute("SELECT seq, CONCAT('r', seq) FROM seq_1_to_3000")
+    out.append(("head", cur.rowcount, cur.description, cur.rownumber))
+    out.append(("one", await cur.fetchone(), cur.rownumber))
+    out.append(("many", await cur.fetchmany(5), cur.rownumber))
+    await cur.scroll(1000)
+    rows = []
+    async for r in cur:
+        rows.append(r)
+        if len(rows) == 10:
+            break
+    out.append(("iter", rows, cur.rownumber))
+    out.append(("all", len(await cur.fetchall()), cur.rowcount, cur.rownumber))
+    await cur.execute("SELECT %s, %s", (7, "a'b"))
+    out.append(("args", await cur.fetchall(), cur.rowcount))
+    await cur.execute("DO 1")
+    out.append(("ok", cur.rowcount, cur.description, await cur.fetchall()))
+    try:
+        await cur.execute("SELECT * FROM no_such_table")
+    except mysqlc.Error as exc:
+        out.append(("err", type(exc).__name__, exc.args[0]))
+    await cur.execute("SELECT seq, IF(seq = 5000, (SELECT seq UNION SELECT seq + 1), seq) "
+                      "FROM seq_1_to_6000")
+    got = 0
+    try:
+        while True:
+            rows = await cur.fetchmany(3000)
+            if not rows:
+                break
+            got += len(rows)
+    except mysqlc.Error as exc:
+        out.append(("mid", got, exc.args[0]))
+    await cur.execute("SELECT 3")
+    out.append(("after", await cur.fetchall()))
+    return out
+
+
+@pytest.mark.parametrize("dict_rows", [False, True], ids=["tuples", "dicts"])
+def test_aio_unbuffered_switches_no_greenlet(run, conn_kwargs, dict_rows):
+    """An unbuffered cursor's execute() (``take_head()``: the rows left for the
+    fetches), fetchone(), fetchmany(), fetchall(), scroll() and ``async for`` run
+    without one greenlet switch, waiting on the event loop where rows have not arrived,
+    with the sync SSCursor's rows, attributes and errors (an error mid-result raised
+    after the rows before it)."""
+    expected = _sync_unbuffered(conn_kwargs, dict_rows)
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor(acur.SSDictCursor if dict_rows else acur.SSCursor)
+            await cur.execute("SELECT 1")   # the escaping mode confirmed by now
+            await cur.fetchall()
+            with _Switches(conn) as sw:
+                got = await _unbuffered_steps(cur)
+            assert sw.count == 0
+            assert got == expected
+            assert [s[0] for s in got] == ["head", "one", "many", "iter", "all", "args",
+                                           "ok", "err", "mid", "after"]
+            # a prepared unbuffered cursor still takes the greenlet, with the same rows
+            with _Switches(conn) as sw:
+                pcur = conn.cursor(acur.SSCursor, prepared=True)
+                await pcur.execute("SELECT seq FROM seq_1_to_5 WHERE seq > ?", (2,))
+                assert await pcur.fetchall() == [(3,), (4,), (5,)]
+                await pcur.close()
+            assert sw.count > 0
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
+def test_aio_unbuffered_rows_larger_than_the_read_pause(run, conn_kwargs):
+    """Rows above the stream's 1 MiB read pause (src/aio_stream.c AIO_HIGH_WATER) and
+    many small rows: every row arrives whole, in order, whatever the fetch."""
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor(acur.SSCursor)
+            await cur.execute("SELECT seq, REPEAT(CHAR(64 + seq USING ascii), 3 << 20) "
+                              "FROM seq_1_to_6")
+            first = await cur.fetchone()
+            assert first[0] == 1 and first[1] == "A" * (3 << 20)
+            rest = [r async for r in cur]
+            assert [r[0] for r in rest] == [2, 3, 4, 5, 6]
+            assert all(r[1] == chr(64 + r[0]) * (3 << 20) for r in rest)
+            assert cur.rowcount == 6
+            await cur.execute("SELECT seq, REPEAT('y', 200) FROM seq_1_to_200000")
+            n = 0
+            while rows := await cur.fetchmany(7777):
+                n += len(rows)
+            assert n == 200000 and cur.rowcount == 200000
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
+def test_aio_unbuffered_fetch_cancelled_while_waiting(run, conn_kwargs, root_conn_kwargs):
+    """A fetch that waits for rows mid-result, cancelled: KILL QUERY, the rest drained,
+    CancelledError; the connection and the cursor usable and nothing left running."""
+    from test_aio import _running_statements
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            for how in ("fetchall", "fetchmany", "fetchone", "async for"):
+                cur = conn.cursor(acur.SSCursor)
+                await cur.execute(_SLOW_TAIL % 3)
+                head = await cur.fetchmany(1500)
+                assert len(head) == 1500
+
+                async def read():
+                    if how == "fetchall":
+                        return await cur.fetchall()
+                    if how == "fetchmany":
+                        return await cur.fetchmany(10000)
+                    if how == "fetchone":
+                        while await cur.fetchone() is not None:
+                            pass
+                        return None
+                    return [r async for r in cur]
+                with _Switches(conn) as sw:   # the fetch waits on the event loop
+                    task = asyncio.ensure_future(read())
+                    await asyncio.sleep(0.5)
+                assert sw.count == 0 and not task.done(), how
+                t0 = time.monotonic()
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                assert time.monotonic() - t0 < 5, how
+                assert not conn.closed, how
+                assert _running_statements(root_conn_kwargs, conn.thread_id()) == [], how
+                await cur.execute("SELECT %s", (how,))
+                assert await cur.fetchall() == [(how,)]
+                await cur.close()
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
+def test_aio_unbuffered_read_timeout_and_lost_connection(run, conn_kwargs,
+                                                         root_conn_kwargs):
+    """A fetch past the read timeout raises the sync path's 2013 (its KILL QUERY); a
+    connection killed while a fetch waits raises 2013 too, then the closed
+    connection's error -- never "commands out of sync" -- and the rows before are kept
+    for a fetchmany() that defers."""
+    async def body():
+        conn = await mysqlc.aio.connect(read_timeout=1, **conn_kwargs)
+        cur = conn.cursor(acur.SSCursor)
+        await cur.execute(_SLOW_TAIL % 3)
+        assert len(await cur.fetchmany(1000)) == 1000
+        t0 = time.monotonic()
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            await cur.fetchall()
+        assert ei.value.args[0] == 2013, ei.value.args
+        assert 0.8 < time.monotonic() - t0 < 3.5
+        with pytest.raises(mysqlc.Error) as ei:
+            await conn.cursor().execute("SELECT 1")
+        assert ei.value.args[0] != 2014
+        conn.close()
+
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        cur = conn.cursor(acur.SSCursor)
+        await cur.execute(_SLOW_TAIL % 5)
+        assert len(await cur.fetchmany(1000)) == 1000
+        task = asyncio.ensure_future(cur.fetchmany(1500))
+        await asyncio.sleep(0.5)
+        killer = mysqlc.connect(**root_conn_kwargs)
+        try:
+            killer.cursor().execute("KILL CONNECTION %d" % conn.thread_id())
+        finally:
+            killer.close()
+        rows = await task    # the rows that came before the end, the error deferred
+        assert 0 < len(rows) <= 1000 and rows[0][0] == 1001
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            await cur.fetchmany(1500)
+        assert ei.value.args[0] in (2013, 1927), ei.value.args
+        with pytest.raises(mysqlc.Error) as ei:
+            await conn.cursor().execute("SELECT 1")
+        assert ei.value.args[0] != 2014
+        conn.close()
+    run(body)
+
+
+def test_take_head_misuse(conn_kwargs):
+    """take_head(): 2014 without a statement sent; with the blocking transport,
+    take_head(wait=True) reads the head as query() does and leaves the rows for
+    fetch(); an ERR raises and leaves nothing pending."""
+    c = mysqlc.connect(**conn_kwargs)
+    core = c._conn
+    try:
+        with pytest.raises(mysqlc.ProgrammingError) as ei:
+            core.take_head()
+        assert ei.value.args[0] == 2014
+        with pytest.raises(TypeError):
+            core.take_head(True, True)
+        assert core.send_query_nowait(b"SELECT seq FROM seq_1_to_3") is True
+        assert core.take_head(True) == 1
+        assert not core.take_pending and core.rows_pending
+        assert core.fetch(-1) == [(1,), (2,), (3,)]
+        assert core.send_query_nowait(b"DO 1") is True
+        assert core.take_head(wait=True) == 0 and not core.unread
+        assert core.send_query_nowait(b"SELECT * FROM no_such_table") is True
+        with pytest.raises(mysqlc.ProgrammingError) as ei:
+            core.take_head(True)
+        assert ei.value.args[0] == 1146
+        assert not core.take_pending and not core.unread
+        assert list(core.query_result(b"SELECT 7")[0]) == [(7,)]
+    finally:
+        c.close()

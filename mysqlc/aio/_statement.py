@@ -33,6 +33,7 @@ from functools import partial
 from typing import Any, Awaitable, Callable, Optional
 
 from .. import _core, connections
+from .. import cursors as _sync
 from .._state import _MODE_NOTE_CACHE, _NO_ERROR, _SEMICOLON, _busy
 from ..cursors import _build_with, _format_options, _format_query, _normalize_args
 from ..errors import Error, InterfaceError, OperationalError
@@ -149,6 +150,174 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
     :func:`_take_over`.  (The cursor class holds it as ``_core.AioExecute(execute)``,
     whose call makes that coroutine; this function's own body is the same call awaited.)"""
     return await _aio_execute(shell, query, args, infile, attributes)
+
+
+#: sync cursor classes whose unbuffered execute() the event loop can drive: ``cls -> bool``
+_UNBUFFERED: dict = {}
+
+
+def _unbuffered_direct(cls: type) -> bool:
+    """Does `cls` execute as :class:`mysqlc.cursors.SSCursor` does (its execute, _query
+    and _read_result, the text protocol's formatting)?  Then
+    :func:`execute_unbuffered` takes its statements without the greenlet."""
+    ok = _UNBUFFERED.get(cls)
+    if ok is None:
+        ok = bool(getattr(cls, "_unbuffered", False)
+                  and cls.execute is _sync.BaseCursor.execute
+                  and cls._query is _sync.BaseCursor._query
+                  and cls._read_result is _sync.SSCursor._read_result)
+        _UNBUFFERED[cls] = ok
+    return ok
+
+
+async def execute_unbuffered(shell: Any, query: Any, args: Any = None, *,
+                             infile: Any = None, attributes: Any = None) -> int:
+    """``await cursor.execute(query, args)`` of an unbuffered asyncio cursor
+    (:class:`mysqlc.aio.cursors.SSCursor`): as :func:`_execute_py`, but only the
+    response's head is taken (``take_head()``: the column definitions, or the OK
+    packet), its rows left for the fetches (:func:`fetch_rows`), as the sync cursor's
+    ``core.query()`` leaves them.  Every other case -- prepared mode, infile, query
+    attributes, a class that executes otherwise, results left unread, a statement whose
+    formatting needs a round trip -- runs the sync cursor's execute in the greenlet."""
+    cur = shell._sync_obj
+    worker = shell._worker
+    conn = cur.connection
+    loop = _get_running_loop()
+    if (infile is not None or attributes is not None or cur._prepared or cur._attributes
+            or conn is None or not _unbuffered_direct(type(cur))
+            or not _engine_ready(worker, conn, loop)):
+        return await worker.run(cur.execute, query, args, infile=infile,
+                                attributes=attributes)
+    core = conn._conn
+    proto = conn._proto
+    conn._last_error = _NO_ERROR
+    sql = _query_now(cur, conn, query, args)
+    if sql is None:
+        return await worker.run(cur.execute, query, args)
+    lock = conn._lock
+    if not lock.acquire(False):
+        raise _busy()
+    worker.busy = True
+    try:
+        # the sync _query's steps: the cursor's last result cleared (an error a fetch
+        # deferred is raised here, before anything is sent), the owner, _executed
+        cur._clear()
+        conn._owner = _weakref(cur)
+        cur._executed = sql
+        if core.send_query_nowait(sql):
+            nc = core.take_head()
+            if nc is None:
+                nc = await _wait_result(worker, conn, core, proto, loop,
+                                        conn._timeouts[1], True)
+            cur._read_result(core, nc)
+            return cur.rowcount
+    except Error as exc:
+        conn._note_error(exc)
+        raise
+    finally:
+        worker.busy = False
+        lock.release()
+    # it needs a wait before it can be sent (nothing was sent): the greenlet sends it
+    return await worker.run(cur._query, conn, sql, None)
+
+
+def _pull_direct(shell: Any) -> bool:
+    """Can :func:`fetch_rows` read the shell's unbuffered rows from the event loop: its
+    sync cursor reads them as :class:`mysqlc.cursors.SSCursor` does, a statement ran
+    (not a pipelined result still queued), no server-side cursor (COM_STMT_FETCH waits
+    for each batch), the connection's own loop running here and no other call on it?"""
+    cur = shell._sync_obj
+    worker = shell._worker
+    conn = cur.connection
+    return not (worker.busy or conn is None or cur._rows is None
+                or getattr(cur, "_streaming", False) is _FETCH
+                or conn._pipeline is not None
+                or type(cur)._pull is not _SSCursor._pull
+                or not _loop_running(worker.loop))
+
+
+async def fetch_rows(shell: Any, n: int, max_bytes: int = 0, defer: bool = False,
+                     some: bool = False) -> Any:
+    """The unbuffered cursor's ``_pull(n, max_bytes, defer=defer)`` (see
+    :meth:`mysqlc.cursors.SSCursor._pull`) driven by the event loop, for a shell
+    :func:`_pull_direct` accepts: the rows the engine holds are decoded at once
+    (``core.fetch(wait=False)``, in the awaiting task and its context), and while more
+    are needed the task awaits the stream's future.  `some` (iteration's read-ahead):
+    return as soon as any row is there rather than a whole batch.
+
+    Errors are the sync fetch's: an error after some rows is deferred to the next fetch
+    when `defer`; the stream's end, failure or read timeout hands the rest to the
+    greenlet (the sync path's errors, its KILL QUERY for the timeout).  A cancelled wait
+    stops the statement as a cancelled execute does (:func:`_stop`: KILL QUERY, the
+    rows drained), then raises CancelledError; the rows read by the cancelled call are
+    lost with it, as on the greenlet's path."""
+    cur = shell._sync_obj
+    rows: list = []
+    ahead = cur._ahead
+    if ahead:   # rows an iteration read ahead and left (the sync _pull_ahead)
+        if 0 <= n < len(ahead):
+            return [ahead.popleft() for _ in range(n)]
+        cur._ahead = None
+        rows = list(ahead)
+        if some or len(rows) == n:
+            return rows
+    worker = shell._worker
+    pull = cur._pull
+    while True:
+        want = n if n < 0 else n - len(rows)
+        try:
+            got = pull(want, max_bytes, False, len(rows), defer)
+        except Error as exc:
+            if not (defer and rows):
+                raise
+            cur._defer(exc)   # (the rows before it come first)
+            return rows
+        if got:
+            rows += got
+        if cur._streaming is not True or len(rows) == n or (some and rows):
+            return rows
+        # the next row has not all arrived: wait for the stream
+        conn = cur.connection
+        core = conn._conn
+        proto = conn._proto
+        loop = worker.loop
+        if proto is None or proto._state or proto._early or proto._exc is not None:
+            status = None   # the stream has something to report: the greenlet's path
+        else:
+            worker.busy = True
+            try:
+                status = await _wait_stream(worker, conn, core, proto, loop)
+            finally:
+                worker.busy = False
+        if status != _DONE:
+            try:
+                if status is not None:
+                    _stream_error(proto, status)
+                got = await worker.run(pull, want, max_bytes, True, len(rows), defer)
+            except Error as exc:
+                if not (defer and rows):
+                    raise
+                cur._defer(exc)
+                return rows
+            return rows + got
+
+
+async def _wait_stream(worker: Any, conn: Any, core: Any, proto: Any,
+                       loop: asyncio.AbstractEventLoop) -> int:
+    """One wait for the stream's next bytes while an unbuffered result's rows are read
+    (:func:`fetch_rows`): its status, or _TIMEOUT once the read timeout passed.  A
+    cancellation stops the statement (:func:`_stop`) and is raised."""
+    fut = proto.wait_future()
+    timeout = conn._timeouts[1]
+    timer = loop.call_later(timeout, _timed_out, fut) if timeout is not None else None
+    try:
+        return await fut
+    except asyncio.CancelledError:
+        await _stop(worker, conn, core, proto, loop)
+        raise
+    finally:
+        if timer is not None:
+            timer.cancel()
 
 
 async def _execute_py(shell: Any, query: Any, args: Any = None, infile: Any = None,
@@ -508,22 +677,36 @@ async def ping(shell: Any, *args: Any, **kwargs: Any) -> None:
         _not_ping(conn)
 
 
-async def _hand_over(worker: Any, core: Any, proto: Any, status: int) -> Any:
+async def _hand_over(worker: Any, core: Any, proto: Any, status: int,
+                     head: bool = False) -> Any:
     """The stream ended, failed or timed out: the engine reads on with the transport's
-    waits in the greenlet and raises what the sync path raises."""
+    waits in the greenlet and raises what the sync path raises.  `head`: the statement's
+    ``take_head()`` is read on (:func:`execute_unbuffered`), else its ``take_result()``."""
+    _stream_error(proto, status)
+    worker.busy = False
+    if head:
+        return await worker.run(core.take_head, True)
+    return await worker.run(core.take_result, None, True)
+
+
+def _stream_error(proto: Any, status: int) -> None:
+    """Before the greenlet reads on after the stream reported `status` (not _DONE): the
+    engine's own error on received bytes (2027...) is raised; a read timeout that
+    passed is reported by the greenlet's first wait."""
     exc = proto._exc
-    if exc is not None:   # the engine's own error on received bytes (2027...)
+    if exc is not None:
         proto._exc = None
         raise exc
     if status == _TIMEOUT:
         proto._expire_next_wait = True
-    worker.busy = False
-    return await worker.run(core.take_result, None, True)
 
 
 async def _wait_result(worker: Any, conn: Any, core: Any, proto: Any,
-                       loop: asyncio.AbstractEventLoop, timeout: Optional[float]) -> Any:
-    """The wait for take_result(): a timer per wake-up with a read timeout."""
+                       loop: asyncio.AbstractEventLoop, timeout: Optional[float],
+                       head: bool = False) -> Any:
+    """The wait for take_result() (or, `head`, take_head()): a timer per wake-up with a
+    read timeout."""
+    take = core.take_head if head else core.take_result
     while True:
         fut = proto.wait_future()
         timer = loop.call_later(timeout, _timed_out, fut) if timeout is not None else None
@@ -539,8 +722,8 @@ async def _wait_result(worker: Any, conn: Any, core: Any, proto: Any,
             if timer is not None:
                 timer.cancel()
         if status != _DONE:
-            return await _hand_over(worker, core, proto, status)
-        r = core.take_result()
+            return await _hand_over(worker, core, proto, status, head)
+        r = take()
         if r is not None:
             return r
 
@@ -636,6 +819,9 @@ async def stop_statement(worker: Any, engine: Any, core: Any, proto: Any, deadli
             engine._owner = None
 
 
+_SSCursor = _sync.SSCursor
+_FETCH = _sync._FETCH
+_loop_running = _core._loop_running
 _aio_execute = _core.aio_execute
 _aio_ready = _core._aio_ready
 _SyncConnection = connections.Connection

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Optional, TypeVar, Union
 
 from .. import _core
 from .. import cursors as _sync
+from ..errors import NotSupportedError
 from . import _statement
 from .connection import install
 
@@ -237,19 +238,28 @@ class DictCursor(Cursor):
 class SSCursor(BaseCursor):
     """Unbuffered, rows as tuples (:class:`mysqlc.cursors.SSCursor`): rows are read
     from the stream as they are fetched; ``async for row in cur`` streams a result of
-    any size in bounded memory."""
+    any size in bounded memory.
+
+    The event loop drives the statement and the fetches, without the connection's
+    greenlet (:func:`mysqlc.aio._statement.execute_unbuffered` and ``fetch_rows``): the
+    rows that have arrived are decoded in the awaiting task, which awaits the stream
+    only when it needs more.  Prepared mode, server-side cursors (COM_STMT_FETCH), sync
+    classes that read otherwise and the stream's errors take the greenlet's path."""
 
     _sync_class = _sync.SSCursor
 
     if TYPE_CHECKING:
-        async def fetchmany(self, size: Optional[int] = None) -> list[tuple[Any, ...]]: ...
-        async def fetchall(self) -> list[tuple[Any, ...]]: ...
+        async def execute(self, query: Union[str, bytes], args: _Args = None, *,
+                          infile: Any = None,
+                          attributes: Union[Mapping[str, Any], Iterable[tuple[str, Any]],
+                                            None] = None) -> int: ...
+    else:
+        execute = _statement.execute_unbuffered
 
     async def fetchone(self) -> Optional[tuple[Any, ...]]:
         """Awaitable :meth:`mysqlc.cursors.SSCursor.fetchone`: a row whose bytes have all
-        arrived is decoded at once, without the connection's greenlet
-        (``_fetchone_ready``: one row, as the sync fetchone reads it); otherwise
-        fetchone() runs in the greenlet and waits for the server."""
+        arrived is decoded at once (``_fetchone_ready``: one row, as the sync fetchone
+        reads it); otherwise the task awaits the stream for it."""
         cur = self._sync_obj
         worker = self._worker
         # (the connection's own loop running here: from another loop or thread the
@@ -258,17 +268,60 @@ class SSCursor(BaseCursor):
             row = cur._fetchone_ready()
             if row is not _NOT_READY:
                 return row
-        return await worker.run(cur.fetchone)
+        if not (type(cur).fetchone is _SYNC_FETCHONE and _pull_direct(self)):
+            return await worker.run(cur.fetchone)
+        rows = await _fetch_rows(self, 1)
+        if not rows:
+            return None
+        cur.rownumber += 1
+        return rows[0]
+
+    async def fetchmany(self, size: Optional[int] = None) -> list[tuple[Any, ...]]:
+        """Awaitable :meth:`mysqlc.cursors.SSCursor.fetchmany`: up to `size` (default
+        :attr:`arraysize`) rows, an error after some of them raised by the next fetch."""
+        cur = self._sync_obj
+        if not (type(cur).fetchmany is _SYNC_FETCHMANY and _pull_direct(self)):
+            return await self._worker.run(cur.fetchmany, size)
+        rows = await _fetch_rows(self, size or cur.arraysize, 0, True)
+        cur.rownumber += len(rows)
+        return rows
+
+    async def fetchall(self) -> list[tuple[Any, ...]]:
+        """Awaitable :meth:`mysqlc.cursors.SSCursor.fetchall`: every remaining row."""
+        cur = self._sync_obj
+        if not (type(cur).fetchall is _SYNC_FETCHALL and _pull_direct(self)):
+            return await self._worker.run(cur.fetchall)
+        rows = await _fetch_rows(self, -1)
+        cur.rownumber += len(rows)
+        return rows
+
+    async def scroll(self, value: int, mode: str = "relative") -> None:
+        """Awaitable :meth:`mysqlc.cursors.SSCursor.scroll`: skip `value` rows forward."""
+        cur = self._sync_obj
+        if not (type(cur).scroll is _SYNC_SCROLL and _pull_direct(self)):
+            return await self._worker.run(cur.scroll, value, mode)
+        if mode != "relative" or value < 0:
+            raise NotSupportedError(0, "an unbuffered cursor can only scroll forward")
+        while value > 0:
+            rows = await _fetch_rows(self, min(value, 10000), cur._batch_bytes)
+            if not rows:
+                raise IndexError("out of range")
+            cur.rownumber += len(rows)
+            value -= len(rows)
 
     async def __anext__(self) -> tuple[Any, ...]:
         """``async for row in cur``: rows come from the sync cursor's read-ahead
-        batches (``_next_batch``: one greenlet round trip per batch, as the sync
-        iteration reads them).  What a loop leaves unread stays on the sync cursor
-        (``_ahead``): the next fetch or loop returns it first."""
+        batches (``_next_batch``: up to max(arraysize, 256) rows or 1 MiB, from the
+        event loop as soon as some have arrived).  What a loop leaves unread stays on
+        the sync cursor (``_ahead``): the next fetch or loop returns it first."""
         cur = self._sync_obj
         ahead = cur._ahead
         if not ahead:
-            rows = await self._worker.run(cur._next_batch)
+            if type(cur)._next_batch is _SYNC_NEXT_BATCH and _pull_direct(self):
+                rows = await _fetch_rows(self, max(cur.arraysize, 256), cur._batch_bytes,
+                                         True, True)
+            else:
+                rows = await self._worker.run(cur._next_batch)
             if not rows:
                 raise StopAsyncIteration
             cur._ahead = ahead = (rows if type(rows) is collections.deque
@@ -277,8 +330,13 @@ class SSCursor(BaseCursor):
         return ahead.popleft()
 
 
-install(SSCursor, _sync.SSCursor, awaited=("fetchmany", "fetchall", "scroll"))
-
+_pull_direct = _statement._pull_direct
+_fetch_rows = _statement.fetch_rows
+_SYNC_FETCHONE = _sync.SSCursor.fetchone
+_SYNC_FETCHMANY = _sync.SSCursor.fetchmany
+_SYNC_FETCHALL = _sync.SSCursor.fetchall
+_SYNC_SCROLL = _sync.SSCursor.scroll
+_SYNC_NEXT_BATCH = _sync.SSCursor._next_batch
 
 
 class SSDictCursor(SSCursor):

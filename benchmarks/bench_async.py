@@ -308,6 +308,8 @@ class AiomysqlStyle:
     async def stream(self, conn, sql):
         """``async for`` over an unbuffered cursor: the rows, in a list."""
         cur = conn.cursor(self.ss_class())
+        if not hasattr(cur, "execute"):   # aiomysql: a context manager to await
+            cur = await cur
         await cur.execute(sql)
         rows = [row async for row in cur]
         await cur.close()

@@ -27,7 +27,9 @@ FROM t_instr WHERE id = %s`` (INT, BIGINT, VARCHAR(32), DOUBLE; 1,000 rows) +
 ``insert`` ``INSERT INTO t_instr_ins (a, b, c) VALUES (%s, %s, %s)`` (BIGINT, VARCHAR,
 DOUBLE; auto-increment id; autocommit on); ``pool-select1``, ``pool-point``,
 ``pool-update``, ``pool-insert`` (asyncio drivers only); on demand ``commit`` and
-``rollback``, the connection's own calls (autocommit on: the server's no-op, so the
+``rollback``, the connection's own calls; ``ss-select1``, ``ss-point``: the same on
+the driver's unbuffered cursor (``SSCursor``; mysql.connector's default cursor, which is
+unbuffered) (autocommit on: the server's no-op, so the
 cost is the call's and the round trip's, as ``ping``'s):
 the same through the driver's pool, ``--pool-size`` tasks (default 10) sharing a pool of
 as many connections, each statement ``async with pool.acquire() as conn: async with
@@ -118,11 +120,39 @@ async def _async_connect(driver, kw):
     return await aiomysql.connect(**kw, autocommit=True)
 
 
+def _unbuffered_class(driver):
+    """The driver's unbuffered cursor class (``ss-<statement>``); None for
+    mysql.connector, whose default cursor is unbuffered."""
+    if driver == "mysqlc":
+        import mysqlc.cursors
+        return mysqlc.cursors.SSCursor
+    if driver == "mysqlclient":
+        import MySQLdb.cursors
+        return MySQLdb.cursors.SSCursor
+    if driver == "pymysql":
+        import pymysql.cursors
+        return pymysql.cursors.SSCursor
+    if driver == "mysqlc.aio":
+        import mysqlc.aio
+        return mysqlc.aio.SSCursor
+    if driver == "asyncmy":
+        import asyncmy.cursors
+        return asyncmy.cursors.SSCursor
+    if driver == "aiomysql":
+        import aiomysql
+        return aiomysql.SSCursor
+    return None
+
+
 def worker(driver, statement, n, kw):
+    unbuffered = statement.startswith("ss-")
+    if unbuffered:
+        statement = statement[3:]
     sql, has_args = SQL.get(statement, (None, False))
     if driver in SYNC:
         conn = _sync_connect(driver, kw)
-        cur = conn.cursor()
+        cls = _unbuffered_class(driver) if unbuffered else None
+        cur = conn.cursor(cls) if cls is not None else conn.cursor()
 
         def run(count):
             if statement in CONNECTION_CALLS:
@@ -145,7 +175,7 @@ def worker(driver, statement, n, kw):
 
     async def main():
         conn = await _async_connect(driver, kw)
-        cur = conn.cursor()
+        cur = conn.cursor(_unbuffered_class(driver)) if unbuffered else conn.cursor()
         if driver == "mysqlc.aio" or hasattr(cur, "__await__"):
             cur = await cur if hasattr(cur, "__await__") else cur
 

@@ -521,6 +521,43 @@ def test_terminate(conn_kwargs):
     run(main())
 
 
+@pytest.mark.parametrize("form", ["async with", "await"])
+def test_terminate_right_after_a_hand_over(conn_kwargs, form):
+    """terminate() between a release that handed the connection to a waiter and the
+    waiter's wake-up: the waiter's acquire raises the closing pool's RuntimeError (as
+    for the waiters close() wakes) without opening a new connection, and the pool keeps
+    nothing of the connection."""
+    async def main():
+        pool = await mysqlc.aio.create_pool(minsize=1, maxsize=1, **conn_kwargs)
+        a = await pool.acquire()
+
+        async def waiter():
+            if form == "await":
+                return await pool.acquire()
+            async with pool.acquire() as conn:
+                return conn
+        task = asyncio.ensure_future(waiter())
+        await asyncio.sleep(0.05)              # the task waits for a connection
+        assert len(pool._waiters) == 1
+        opened = []
+        real_connect = pool._connect
+
+        async def counting_connect():
+            opened.append(1)
+            return await real_connect()
+        pool._connect = counting_connect
+        pool.release(a)                        # handed over to the waiting task...
+        pool.terminate()                       # ...and closed before it runs
+        assert a.closed
+        with pytest.raises(RuntimeError, match="closing pool"):
+            await task
+        assert opened == []
+        assert not pool._terminated and not pool._used and not pool._free
+        await asyncio.wait_for(pool.wait_closed(), 5)
+        assert pool.closed and pool.size == 0
+    run(main())
+
+
 def test_clear(conn_kwargs):
     async def main():
         async with pool_of(conn_kwargs, minsize=3, maxsize=3) as pool:

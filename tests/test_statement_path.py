@@ -1239,3 +1239,34 @@ def test_take_head_misuse(conn_kwargs):
         assert list(core.query_result(b"SELECT 7")[0]) == [(7,)]
     finally:
         c.close()
+
+
+def test_kill_failing_after_the_budget_is_not_logged(run, conn_kwargs, monkeypatch):
+    """A cancelled statement whose KILL QUERY fails only after the cancellation gave up
+    waiting for it (the connection closed by then): the failure is the abort's, and the
+    event loop logs no "Future exception was never retrieved" for it."""
+    import mysqlc.aio._statement as st
+    monkeypatch.setattr(st, "CANCEL_BUDGET", 0.4)
+
+    def slow_failing_kill(self, thread_id, timeout=2.0):
+        time.sleep(0.8)
+        raise mysqlc.OperationalError(2003, "the side connection failed (test)")
+    monkeypatch.setattr(mysqlc.connections.Connection, "_kill_query_side",
+                        slow_failing_kill)
+
+    async def body():
+        seen = []
+        asyncio.get_running_loop().set_exception_handler(lambda lp, ctx: seen.append(ctx))
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        task = asyncio.ensure_future(conn.cursor().execute("SELECT SLEEP(3)"))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert conn.closed   # the statement did not end within the budget
+        await asyncio.sleep(1.0)   # the KILL fails meanwhile
+        gc.collect()
+        await asyncio.sleep(0.05)
+        assert [c.get("message") for c in seen] == []
+        conn.close()
+    run(body)

@@ -781,6 +781,11 @@ async def _stop(worker: Any, conn: Any, core: Any, proto: Any,
     await stop_statement(worker, conn, core, proto, deadline, abort, read_rest)
 
 
+def _retrieved(fut: "asyncio.Future[Any]") -> None:
+    if not fut.cancelled():
+        fut.exception()
+
+
 async def stop_statement(worker: Any, engine: Any, core: Any, proto: Any, deadline: float,
                          abort: Callable[[], None],
                          read_rest: Callable[[], Awaitable[Any]]) -> None:
@@ -796,6 +801,9 @@ async def stop_statement(worker: Any, engine: Any, core: Any, proto: Any, deadli
     # global sleep mutex), and a 2 s read timeout then closed the connection
     kill = loop.run_in_executor(None, connections.Connection._kill_query_side, engine,
                                 core.thread_id, max(0.5, CANCEL_BUDGET - 0.5))
+    # a KILL that fails after the wait below gave up on it (the connection closed
+    # meanwhile): its error is the abort's, not one to log as never retrieved
+    kill.add_done_callback(_retrieved)
     # no further command of the cancelled call starts (a bulk executemany's next
     # command, the next chunk or row of a text executemany): refused in the engine
     # until the cancellation is handled

@@ -402,6 +402,11 @@ class Pool(_mc_core.PoolBase):
             if grant == "open":
                 return await self._connect()   # gives the room back itself on failure
             conn, idle = grant
+            if conn in self._terminated:
+                # handed over by a release just before terminate() closed it: the pool
+                # is closing, as for the waiters close() wakes (no new connection)
+                self._terminated.discard(conn)
+                raise RuntimeError("Cannot acquire connection after closing pool")
             try:
                 verdict = self._verdict(conn, idle)
                 if verdict == "ok":

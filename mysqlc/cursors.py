@@ -635,6 +635,9 @@ class BaseCursor:
     #: given query attributes
     _plain_text = True
 
+    #: rows read from the socket as they are fetched (SSCursor and its subclasses)
+    _unbuffered = False
+
     #: a cursor's ``_direct`` (set in __init__): the class reads its results and formats
     #: as BaseCursor does (``_one_call`` and ``_plain_text``: ``_direct_class``) and the
     #: cursor is not prepared; cleared when it is made prepared (_set_prepared, also
@@ -657,17 +660,29 @@ class BaseCursor:
         if direct != cls._direct_class:
             cls._direct_class = direct
 
+    #: the rows of the result `_read_result` reads next when they were taken already:
+    #: mysqlc.aio takes a buffered result's rows from the event loop
+    #: (``core.take_rows(self._row_keys(core))``, mysqlc/aio/_statement.py) and sets
+    #: this just before it calls ``_read_result``, so that a class's own
+    #: ``_read_result`` (which calls this one) finds them instead of reading the socket
+    _taken = None
+
     def _read_result(self, core, field_count):
         if field_count > 0:
             self.description = core.description
             self.description_flags = core.description_flags
-            keys = self._row_keys(core)
-            # the rows, read off the socket and kept as their packets (a _core.Store: a
-            # sequence that decodes the rows it returns, and the columnar methods' source);
-            # decoded at once when decoding may run Python code (user converters)
-            rows = core.store(keys)
+            rows = self._taken
             if rows is None:
-                rows = tuple(core.fetch(-1, keys))
+                keys = self._row_keys(core)
+                # the rows, read off the socket and kept as their packets (a _core.Store:
+                # a sequence that decodes the rows it returns, and the columnar methods'
+                # source); decoded at once when decoding may run Python code (user
+                # converters)
+                rows = core.store(keys)
+                if rows is None:
+                    rows = tuple(core.fetch(-1, keys))
+            else:   # taken already, with this class's keys (mysqlc.aio: _taken's note)
+                self._taken = None
             self._rows = rows
             self.rowcount = len(rows)
             self.lastrowid = 0

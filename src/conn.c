@@ -1416,6 +1416,9 @@ static PyMethodDef Conn_methods[] = {
     {"take_head", (PyCFunction)(void (*)(void))mc_conn_take_head, METH_FASTCALL | METH_KEYWORDS,
      "take_head(wait=False) -> the field count of the statement send_query_nowait() sent,"
      " its rows left for fetch(), or None while the response's head is not complete"},
+    {"take_rows", (PyCFunction)(void (*)(void))mc_conn_take_rows, METH_FASTCALL | METH_KEYWORDS,
+     "take_rows(keys=None) -> after take_head() read a result set's head: its rows taken"
+     " as take_result() takes them (the result tuple, or None while they are not all there)"},
     {"take_result", (PyCFunction)(void (*)(void))mc_conn_take_result, METH_FASTCALL | METH_KEYWORDS,
      "take_result(keys=None, wait=False) -> the query_result() tuple of the statement"
      " send_query_nowait() sent, or None while its response is not complete"},

@@ -505,6 +505,8 @@ PyObject *mc_conn_take_result(mc_conn *c, PyObject *const *args, Py_ssize_t narg
                               PyObject *kwnames);
 PyObject *mc_conn_take_head(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames);
+PyObject *mc_conn_take_rows(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames);
 PyObject *mc_conn_get_take_pending(mc_conn *c, void *x);
 
 /* engine_api.c: the _engine_* methods of Connection (listed in conn.c's method table) */

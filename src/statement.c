@@ -72,6 +72,21 @@ static PyObject *result_tuple(mc_conn *c, Py_ssize_t nc, PyObject *rows) {
     return t;
 }
 
+/* Phase 2 begins: the `nc` columns' rows are kept as they complete, into a Store (or a
+   list where decoding runs Python code).  0, or -1 with an exception (the flow over). */
+static int rows_begin(mc_conn *c, Py_ssize_t nc, PyObject *keys) {
+    c->take_nc = nc;
+    c->take_phase = 2;
+    PyObject *s = (PyObject *)mc_store_begin(c, keys);
+    if (!s) {
+        if (PyErr_Occurred()) { take_clear(c); return -1; }
+        s = PyList_New(0);   /* decoded as the rows come */
+        if (!s) { take_clear(c); return -1; }
+    }
+    c->take_rows = s;
+    return 0;
+}
+
 /* Advance the flow.  The result tuple; NULL with an exception (the flow is over: an ERR
    packet leaves the connection usable, a failure closes it); NULL without one when the
    packets are not all there and c->nowait (call again after more bytes).  The caller has
@@ -88,15 +103,7 @@ static PyObject *take(mc_conn *c, PyObject *keys) {
             PyErr_SetString(PyExc_TypeError, "keys must be a tuple with one key per column");
             return NULL;
         }
-        c->take_nc = nc;
-        c->take_phase = 2;
-        PyObject *s = (PyObject *)mc_store_begin(c, keys);
-        if (!s) {
-            if (PyErr_Occurred()) { take_clear(c); return NULL; }
-            s = PyList_New(0);   /* decoded as the rows come */
-            if (!s) { take_clear(c); return NULL; }
-        }
-        c->take_rows = s;
+        if (rows_begin(c, nc, keys) < 0) return NULL;
     }
     if (c->take_phase != 2) {
         mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
@@ -360,6 +367,42 @@ PyObject *mc_conn_take_head(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
     take_clear(c);
     if (nc < 0) return NULL;
     return PyLong_FromSsize_t(nc);
+}
+
+/* take_rows(keys=None) -> the result tuple, or None while the rows are not all there:
+   after take_head() returned a field count above 0, the rows of that result are taken as
+   take_result() takes them (later calls: take_result()), `keys` decided from the head
+   (the column names: a dict cursor's).  mysqlc.aio's buffered cursors whose classes read
+   results their own way. */
+PyObject *mc_conn_take_rows(mc_conn *c, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+    static const char *const names[] = {"keys"};
+    PyObject *a[1] = {Py_None};
+    if (fast_args("take_rows", args, nargs, kwnames, names, 1, 0, a) < 0) return NULL;
+    PyObject *keys = a[0];
+    if (parse_keys(&keys) < 0) return NULL;
+    if (c->fd < 0) {
+        take_clear(c);
+        return mc_conn_raise_closed(c);
+    }
+    if (c->take_phase != 0 || c->state != ST_ROWS || c->plan_len <= 0)
+        return mc_raise(c->st->ProgrammingError, CR_COMMANDS_OUT_OF_SYNC,
+                        "take_rows() comes after a take_head() that read a result set's "
+                        "head");
+    if (keys && PyTuple_GET_SIZE(keys) != c->plan_len) {
+        PyErr_SetString(PyExc_TypeError, "keys must be a tuple with one key per column");
+        return NULL;
+    }
+    if (mc_conn_enter(c) < 0) return NULL;
+    PyObject *ret = NULL;
+    if (rows_begin(c, c->plan_len, keys) == 0) {
+        c->nowait = 1;
+        ret = take(c, keys);
+        c->nowait = 0;
+    }
+    mc_conn_leave(c);
+    if (!ret && !PyErr_Occurred()) Py_RETURN_NONE;
+    return ret;
 }
 
 /* take_pending -> bool: a statement's response is being taken (take_result() not done) */

@@ -408,3 +408,54 @@ def test_charset_utf8_is_reported_as_given(kw):
             await conn.set_charset("latin1")
             assert conn.charset == "latin1" and conn.character_set_name() == "latin1"
     run(go)
+
+
+def test_buffered_statements_switch_no_greenlet(kw):
+    """A buffered cursor's execute() of this flavour (Cursor, DictCursor,
+    DeserializationCursor, a custom dict_type) is driven by the event loop as
+    mysqlc.aio's (no switch into the connection's greenlet), with PyMySQL's result
+    attributes (lastrowid None after a result set, ``_executed`` str) and aiomysql's
+    warnings; a statement with warnings runs SHOW WARNINGS in the greenlet."""
+    import collections
+
+    import greenlet
+
+    class Ordered(am.DictCursor):
+        dict_type = collections.OrderedDict
+
+    async def go():
+        async with am.connect(**kw) as conn:
+            cur = await conn.cursor()
+            await cur.execute("SELECT 1")   # the escaping mode confirmed by now
+            await cur.execute("CREATE TEMPORARY TABLE t_sw "
+                              "(id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
+            target = conn._worker._g
+            switches = []
+
+            def trace(event, args):
+                if event in ("switch", "throw") and args[1] is target:
+                    switches.append(event)
+            old = greenlet.settrace(trace)
+            try:
+                got = []
+                for cls in (am.Cursor, am.DictCursor, amc.DeserializationCursor, Ordered):
+                    cur = await conn.cursor(cls)
+                    await cur.execute("SELECT %s AS a, %s AS j", (5, '[1]'))
+                    got.append((await cur.fetchall(), cur.rowcount, cur.lastrowid,
+                                cur._executed))
+                    await cur.execute("INSERT INTO t_sw (v) VALUES (%s)", (1,))
+                    got.append((cur.rowcount, cur.lastrowid))
+                assert switches == []
+            finally:
+                greenlet.settrace(old)
+            assert got[0] == (((5, '[1]'),), 1, None, "SELECT 5 AS a, '[1]' AS j")
+            assert got[2][0] == [{"a": 5, "j": "[1]"}]
+            assert got[4][0] == ((5, "[1]"),)   # (MariaDB has no JSON column type)
+            assert got[6][0] == [collections.OrderedDict([("a", 5), ("j", "[1]")])]
+            assert type(got[6][0][0]) is collections.OrderedDict
+            assert [g[1] for g in got[1::2]] == [1, 2, 3, 4]
+            cur = await conn.cursor()
+            with pytest.warns(mysqlc.Warning, match="Truncated incorrect"):
+                await cur.execute("SELECT CAST('x1' AS SIGNED)")
+            assert await cur.fetchone() == (0,)
+    run(go)

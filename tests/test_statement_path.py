@@ -192,9 +192,9 @@ def test_aio_execute_switches_no_greenlet(run, conn_kwargs):
             assert got == expected
             # what does not take the path still works, through the greenlet
             with _Switches(conn) as sw:
-                dcur = conn.cursor(acur.DictCursor)
-                await dcur.execute("SELECT 1 AS a")
-                assert await dcur.fetchall() == ({"a": 1},)
+                pcur = conn.cursor(prepared=True)
+                await pcur.execute("SELECT ? AS a", (1,))
+                assert await pcur.fetchall() == ((1,),)
             assert sw.count > 0
         finally:
             await conn.ensure_closed()
@@ -1270,3 +1270,156 @@ def test_kill_failing_after_the_budget_is_not_logged(run, conn_kwargs, monkeypat
         assert [c.get("message") for c in seen] == []
         conn.close()
     run(body)
+
+
+# ---------------------------------------- buffered classes that read results their own way
+
+class _UpperKeys(mysqlc.cursors.DictCursor):
+    """A sync subclass with keys of its own (``_row_keys``): still mysqlc's
+    ``_read_result``, so its shell takes the event loop's path."""
+
+    def _row_keys(self, core):
+        return tuple(k.upper() for k in super()._row_keys(core))
+
+
+class _OwnRead(mysqlc.cursors.Cursor):
+    """A sync subclass whose ``_read_result`` is not mysqlc's: it may read the socket
+    itself, so its shell runs in the greenlet."""
+
+    def _read_result(self, core, field_count):
+        super()._read_result(core, field_count)
+        self.seen = field_count
+
+
+def _dict_steps_sync(conn_kwargs, cls):
+    c = mysqlc.connect(**conn_kwargs)
+    try:
+        cur = c.cursor(cls)
+        out = []
+        for sql, args in DICT_STATEMENTS:
+            try:
+                cur.execute(sql, args)
+            except mysqlc.Error as exc:
+                out.append(("err", type(exc).__name__, exc.args[0]))
+                continue
+            out.append((_attrs(cur), cur.fetchall()))
+        return out
+    finally:
+        c.close()
+
+
+DICT_STATEMENTS = [
+    ("SELECT 1 AS a, 2 AS a, NULL AS b", None),
+    ("SELECT %s AS x, %s AS y", ("a'b", 2.5)),
+    ("SELECT seq, CONCAT('r', seq) AS s, seq / 7 AS d FROM seq_1_to_5000", None),
+    ("DO 1", None),
+    ("SELECT * FROM no_such_table", None),
+    ("SELECT 1 FROM seq_1_to_10 WHERE 1 = 0", None),
+]
+
+
+@pytest.mark.parametrize("cls", [mysqlc.cursors.DictCursor, _UpperKeys],
+                         ids=["DictCursor", "own-keys"])
+def test_aio_dict_cursor_switches_no_greenlet(run, conn_kwargs, cls):
+    """A buffered cursor whose class reads results its own way -- a dict cursor, a sync
+    subclass with its own keys -- takes execute() from the event loop (``take_head()``
+    then ``take_rows(keys)``, the sync ``_read_result`` given the rows: ``_taken``), with
+    the sync API's rows, attributes and errors; a class whose ``_read_result`` is not
+    mysqlc's still runs in the greenlet, with the same results."""
+    expected = _dict_steps_sync(conn_kwargs, cls)
+
+    async def body():
+        conn = await mysqlc.aio.connect(**conn_kwargs)
+        try:
+            cur = conn.cursor(cls)
+            await cur.execute("SELECT 1")   # the escaping mode confirmed by now
+            got = []
+            with _Switches(conn) as sw:
+                for sql, args in DICT_STATEMENTS:
+                    try:
+                        await cur.execute(sql, args)
+                    except mysqlc.Error as exc:
+                        got.append(("err", type(exc).__name__, exc.args[0]))
+                        continue
+                    got.append((_attrs(cur), await cur.fetchall()))
+            assert sw.count == 0
+            assert got == expected
+            with _Switches(conn) as sw:
+                own = conn.cursor(_OwnRead)
+                await own.execute("SELECT 7")
+                assert await own.fetchall() == ((7,),) and own.sync.seen == 1
+            assert sw.count > 0
+        finally:
+            await conn.ensure_closed()
+    run(body)
+
+
+def test_aio_dict_cursor_large_result_timeout_and_cancel(run, conn_kwargs,
+                                                         root_conn_kwargs):
+    """The rows of a dict cursor's result taken from the event loop: a result of many
+    packets, a converter that runs Python code (rows decoded as they come), a read
+    timeout while the rows come (2013, as the sync path), a cancellation (KILL QUERY,
+    the connection usable)."""
+    from test_aio import _running_statements
+
+    async def body():
+        conv = dict(mysqlc.converters.conversions)
+        conv[FIELD_TYPE.LONGLONG] = lambda b: int(b) * 10
+        conn = await mysqlc.aio.connect(conv=conv, **conn_kwargs)
+        try:
+            cur = conn.cursor(acur.DictCursor)
+            with _Switches(conn) as sw:
+                await cur.execute("SELECT seq, REPEAT('q', 300) AS r FROM seq_1_to_30000")
+                rows = await cur.fetchall()
+            assert sw.count == 0
+            assert len(rows) == 30000 and rows[-1] == {"seq": 300000, "r": "q" * 300}
+            task = asyncio.ensure_future(cur.execute(_SLOW_TAIL % 3))
+            await asyncio.sleep(0.5)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert not conn.closed
+            assert _running_statements(root_conn_kwargs, conn.thread_id()) == []
+            await cur.execute("SELECT %s AS t", ("after",))
+            assert await cur.fetchall() == ({"t": "after"},)
+        finally:
+            await conn.ensure_closed()
+        conn = await mysqlc.aio.connect(read_timeout=1, **conn_kwargs)
+        cur = conn.cursor(acur.DictCursor)
+        t0 = time.monotonic()
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            await cur.execute(_SLOW_TAIL % 3)
+        assert ei.value.args[0] == 2013 and time.monotonic() - t0 < 3.5
+        with pytest.raises(mysqlc.Error) as ei:
+            await conn.cursor().execute("SELECT 1")
+        assert ei.value.args[0] != 2014
+        conn.close()
+    run(body)
+
+
+def test_take_rows_misuse(conn_kwargs):
+    """take_rows(): only after a take_head() that read a result set's head (2014
+    otherwise), keys one per column; with the blocking transport the rows come as
+    query_result() gives them."""
+    c = mysqlc.connect(**conn_kwargs)
+    core = c._conn
+    try:
+        with pytest.raises(mysqlc.ProgrammingError) as ei:
+            core.take_rows()
+        assert ei.value.args[0] == 2014
+        assert core.send_query_nowait(b"DO 1") is True
+        assert core.take_head(True) == 0
+        with pytest.raises(mysqlc.ProgrammingError):
+            core.take_rows()
+        assert core.send_query_nowait(b"SELECT seq AS n FROM seq_1_to_3") is True
+        assert core.take_head(True) == 1
+        with pytest.raises(TypeError):
+            core.take_rows(("a", "b"))
+        r = core.take_rows(("n",))
+        while r is None:
+            r = core.take_result(("n",), True)
+        assert list(r[0]) == [{"n": 1}, {"n": 2}, {"n": 3}] and r[3] == 3
+        assert not core.take_pending and not core.unread
+        assert list(core.query_result(b"SELECT 7")[0]) == [(7,)]
+    finally:
+        c.close()

@@ -152,40 +152,73 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
     return await _aio_execute(shell, query, args, infile, attributes)
 
 
-#: sync cursor classes whose unbuffered execute() the event loop can drive: ``cls -> bool``
-_UNBUFFERED: dict = {}
+#: sync cursor classes whose execute() the event loop drives with take_head() (classes
+#: that read results their own way: _execute_read): ``cls -> bool``
+_READS: dict = {}
 
 
-def _unbuffered_direct(cls: type) -> bool:
-    """Does `cls` execute as :class:`mysqlc.cursors.SSCursor` does (its execute, _query
-    and _read_result, the text protocol's formatting)?  Then
-    :func:`execute_unbuffered` takes its statements without the greenlet."""
-    ok = _UNBUFFERED.get(cls)
+def _reads_direct(cls: type, vouched: bool = False) -> bool:
+    """Does `cls` execute as :class:`mysqlc.cursors.BaseCursor` does (its execute and
+    _query: the text protocol, one ``_read_result(core, field_count)`` call per
+    statement), with a ``_read_result`` that reads what :func:`_execute_read` leaves:
+    unbuffered, :class:`mysqlc.cursors.SSCursor`'s own; buffered, any of mysqlc's
+    classes' (each ends in ``BaseCursor._read_result``, which takes the rows from
+    ``_taken``) -- a ``_read_result`` of a class of another module may read the socket
+    itself, so that class runs in the greenlet.  (Keys of a class's own, ``_row_keys``,
+    are computed from the head as the sync path computes them.)  `vouched`: the caller
+    does what the class's own execute() adds to BaseCursor's (the aiomysql flavour's
+    shell), so only the rest is checked."""
+    key = (cls, vouched)
+    ok = _READS.get(key)
     if ok is None:
-        ok = bool(getattr(cls, "_unbuffered", False)
-                  and cls.execute is _sync.BaseCursor.execute
-                  and cls._query is _sync.BaseCursor._query
-                  and cls._read_result is _sync.SSCursor._read_result)
-        _UNBUFFERED[cls] = ok
+        ok = ((vouched or cls.execute is _sync.BaseCursor.execute)
+              and cls._query is _sync.BaseCursor._query
+              and all(k.__module__.split(".")[0] == "mysqlc" for k in cls.__mro__
+                      if "_read_result" in k.__dict__))
+        _READS[key] = ok
     return ok
+
+
+async def execute_as_base(shell: Any, query: Any, args: Any = None) -> int:
+    """``BaseCursor.execute(cur, query, args)`` of the shell's sync cursor driven by
+    the event loop where it can be (:func:`_execute_read`), else in the greenlet: for a
+    shell whose own execute() does what the sync class adds to BaseCursor's (the
+    aiomysql flavour's)."""
+    return await _execute_read(shell, query, args, None, None, _sync.BaseCursor.execute)
 
 
 async def execute_unbuffered(shell: Any, query: Any, args: Any = None, *,
                              infile: Any = None, attributes: Any = None) -> int:
     """``await cursor.execute(query, args)`` of an unbuffered asyncio cursor
-    (:class:`mysqlc.aio.cursors.SSCursor`): as :func:`_execute_py`, but only the
-    response's head is taken (``take_head()``: the column definitions, or the OK
-    packet), its rows left for the fetches (:func:`fetch_rows`), as the sync cursor's
-    ``core.query()`` leaves them.  Every other case -- prepared mode, infile, query
-    attributes, a class that executes otherwise, results left unread, a statement whose
-    formatting needs a round trip -- runs the sync cursor's execute in the greenlet."""
+    (:class:`mysqlc.aio.cursors.SSCursor`): :func:`_execute_read`, its rows left for the
+    fetches (:func:`fetch_rows`)."""
+    return await _execute_read(shell, query, args, infile, attributes)
+
+
+async def _execute_read(shell: Any, query: Any, args: Any, infile: Any,
+                        attributes: Any, execute: Any = None) -> int:
+    """A statement of a cursor whose class reads results its own way (a dict cursor, an
+    unbuffered one: :func:`_reads_direct`), driven by the event loop as
+    :func:`_execute_py` drives a tuple cursor's: the response's head is taken
+    (``take_head()``: the column definitions, or the OK packet); a buffered cursor's
+    rows are then taken with the class's keys (``take_rows(cur._row_keys(core))``,
+    ``_taken``), an unbuffered one's left for its fetches, as the sync cursor's
+    ``core.query()`` leaves them; then the sync ``_read_result(core, field_count)``.
+    Every other case -- prepared mode, infile, query attributes, a class that executes
+    otherwise, results left unread, a statement whose formatting needs a round trip --
+    runs the sync cursor's execute in the greenlet (`execute`, when given: the
+    function that runs there instead, called with the cursor, `query`, `args` and the
+    keywords; its class vouched for by the caller: :func:`_reads_direct`)."""
     cur = shell._sync_obj
     worker = shell._worker
     conn = cur.connection
     loop = _get_running_loop()
     if (infile is not None or attributes is not None or cur._prepared or cur._attributes
-            or conn is None or not _unbuffered_direct(type(cur))
+            or conn is None or not _reads_direct(type(cur), execute is not None)
             or not _engine_ready(worker, conn, loop)):
+        if execute is not None:
+            return await worker.run(execute, cur, query, args, infile=infile,
+                                    attributes=attributes)
         return await worker.run(cur.execute, query, args, infile=infile,
                                 attributes=attributes)
     core = conn._conn
@@ -193,23 +226,36 @@ async def execute_unbuffered(shell: Any, query: Any, args: Any = None, *,
     conn._last_error = _NO_ERROR
     sql = _query_now(cur, conn, query, args)
     if sql is None:
+        if execute is not None:
+            return await worker.run(execute, cur, query, args)
         return await worker.run(cur.execute, query, args)
     lock = conn._lock
     if not lock.acquire(False):
         raise _busy()
     worker.busy = True
     try:
-        # the sync _query's steps: the cursor's last result cleared (an error a fetch
-        # deferred is raised here, before anything is sent), the owner, _executed
+        # the sync _query's steps: the cursor's last result cleared (an error an
+        # unbuffered fetch deferred is raised here, before anything is sent), the owner,
+        # _executed
         cur._clear()
         conn._owner = _weakref(cur)
         cur._executed = sql
         if core.send_query_nowait(sql):
+            timeout = conn._timeouts[1]
             nc = core.take_head()
             if nc is None:
-                nc = await _wait_result(worker, conn, core, proto, loop,
-                                        conn._timeouts[1], True)
-            cur._read_result(core, nc)
+                nc = await _wait_result(worker, conn, core, proto, loop, timeout, True)
+            if nc > 0 and not cur._unbuffered:
+                keys = cur._row_keys(core)
+                r = core.take_rows(keys)
+                if r is None:
+                    r = await _wait_result(worker, conn, core, proto, loop, timeout,
+                                           False, keys)
+                cur._taken = r[0]
+            try:
+                cur._read_result(core, nc)
+            finally:
+                cur._taken = None
             return cur.rowcount
     except Error as exc:
         conn._note_error(exc)
@@ -330,7 +376,9 @@ async def _execute_py(shell: Any, query: Any, args: Any = None, infile: Any = No
     worker = shell._worker
     conn = cur.connection
     loop = _get_running_loop()
-    if (infile is not None or attributes is not None or not cur._one_call or cur._prepared
+    if not cur._one_call:   # a class that reads results its own way (a dict cursor)
+        return await _execute_read(shell, query, args, infile, attributes)
+    if (infile is not None or attributes is not None or cur._prepared
             or cur._attributes or conn is None or not _engine_ready(worker, conn, loop)):
         return await worker.run(cur.execute, query, args, infile=infile,
                                 attributes=attributes)
@@ -678,15 +726,15 @@ async def ping(shell: Any, *args: Any, **kwargs: Any) -> None:
 
 
 async def _hand_over(worker: Any, core: Any, proto: Any, status: int,
-                     head: bool = False) -> Any:
+                     head: bool = False, keys: Any = None) -> Any:
     """The stream ended, failed or timed out: the engine reads on with the transport's
     waits in the greenlet and raises what the sync path raises.  `head`: the statement's
-    ``take_head()`` is read on (:func:`execute_unbuffered`), else its ``take_result()``."""
+    ``take_head()`` is read on (:func:`_execute_read`), else its ``take_result(keys)``."""
     _stream_error(proto, status)
     worker.busy = False
     if head:
         return await worker.run(core.take_head, True)
-    return await worker.run(core.take_result, None, True)
+    return await worker.run(core.take_result, keys, True)
 
 
 def _stream_error(proto: Any, status: int) -> None:
@@ -703,10 +751,11 @@ def _stream_error(proto: Any, status: int) -> None:
 
 async def _wait_result(worker: Any, conn: Any, core: Any, proto: Any,
                        loop: asyncio.AbstractEventLoop, timeout: Optional[float],
-                       head: bool = False) -> Any:
-    """The wait for take_result() (or, `head`, take_head()): a timer per wake-up with a
-    read timeout."""
-    take = core.take_head if head else core.take_result
+                       head: bool = False, keys: Any = None) -> Any:
+    """The wait for take_result(keys) (or, `head`, take_head()): a timer per wake-up
+    with a read timeout."""
+    take = core.take_head if head else (
+        core.take_result if keys is None else partial(core.take_result, keys))
     while True:
         fut = proto.wait_future()
         timer = loop.call_later(timeout, _timed_out, fut) if timeout is not None else None
@@ -722,7 +771,7 @@ async def _wait_result(worker: Any, conn: Any, core: Any, proto: Any,
             if timer is not None:
                 timer.cancel()
         if status != _DONE:
-            return await _hand_over(worker, core, proto, status, head)
+            return await _hand_over(worker, core, proto, status, head, keys)
         r = take()
         if r is not None:
             return r

@@ -29,7 +29,9 @@ import warnings
 from typing import Any, Optional
 
 from ..aio import cursors as _aio
+from ..aio._statement import execute_as_base as _execute_as_base
 from ..constants import FIELD_TYPE
+from ..cursors import BaseCursor as _BaseCursor
 from ..errors import OperationalError
 from ..errors import Warning as _DBWarning
 from ..pymysql import cursors as _pm
@@ -81,12 +83,7 @@ class _Warns:
         try:
             result = super().execute(*args, **kwargs)   # type: ignore[misc]
         except OperationalError as exc:
-            conn = self.connection   # type: ignore[attr-defined]
-            if exc.args and exc.args[0] == _INFILE_REFUSED and conn is not None \
-                    and not conn._local_infile:
-                raise LocalInfileDisabled(_INFILE_REFUSED, "**WARN**: Received LOAD_LOCAL "
-                                          "packet but local_infile option is false "
-                                          "(%s)" % (exc.args[1:2] or ("",))[0]) from exc
+            _refused_infile(self, exc)
             raise
         self._emit_warnings()
         return result
@@ -101,6 +98,33 @@ class _Warns:
         if result:
             self._emit_warnings()
         return result
+
+
+def _refused_infile(cur: Any, exc: OperationalError) -> None:
+    """The core's refusal of a LOAD DATA LOCAL request on a connection without
+    local_infile, as aiomysql raises it: LocalInfileDisabled (from `exc`)."""
+    conn = cur.connection
+    if exc.args and exc.args[0] == _INFILE_REFUSED and conn is not None \
+            and not conn._local_infile:
+        raise LocalInfileDisabled(_INFILE_REFUSED, "**WARN**: Received LOAD_LOCAL "
+                                  "packet but local_infile option is false "
+                                  "(%s)" % (exc.args[1:2] or ("",))[0]) from exc
+
+
+#: sync classes whose execute() is exactly _Warns' over _PyMySQLFetch's over
+#: BaseCursor's: ``cls -> bool``
+_OWN_STEPS: dict = {}
+
+
+def _own_steps_only(cls: type) -> bool:
+    """Does `cls` execute with the flavour's own steps only (the shell's execute then
+    does them around ``_statement.execute_as_base``)?"""
+    ok = _OWN_STEPS.get(cls)
+    if ok is None:
+        ok = [k for k in cls.__mro__ if "execute" in k.__dict__] == [
+            _Warns, _pm._PyMySQLFetch, _BaseCursor]
+        _OWN_STEPS[cls] = ok
+    return ok
 
 
 class _SyncCursor(_Warns, _pm.Cursor):
@@ -247,8 +271,25 @@ class Cursor(_aio.BaseCursor):
 
     async def execute(self, query: Any, args: Any = None) -> int:
         """Run `query` with `args` (``%s`` / ``%(name)s`` placeholders); returns
-        :attr:`rowcount`.  Errors are mysqlc's (``pymysql.err`` classes)."""
-        result: int = await self._worker.run(self._sync_obj.execute, query, args)
+        :attr:`rowcount`.  Errors are mysqlc's (``pymysql.err`` classes).
+
+        Driven by the event loop, without the connection's greenlet, where
+        :mod:`mysqlc.aio`'s statements are (``_statement.execute_as_base``: the sync
+        classes' own steps -- PyMySQL's ``_executed`` type, aiomysql's LOCAL INFILE
+        error and warnings -- done here around it); a class of other execute()
+        steps runs its execute in the greenlet."""
+        cur = self._sync_obj
+        if not _own_steps_only(type(cur)):
+            result: int = await self._worker.run(cur.execute, query, args)
+        else:
+            cur.__dict__["_executed_str"] = isinstance(query, str)  # _PyMySQLFetch.execute
+            try:
+                result = await _execute_as_base(self, query, args)
+            except OperationalError as exc:
+                _refused_infile(cur, exc)
+                raise
+            if cur.warning_count and not cur._unbuffered:   # _Warns._emit_warnings
+                await self._worker.run(cur._emit_warnings)
         if self._echo:
             logger.info(query)
             logger.info("%r", args)

@@ -29,7 +29,9 @@ DOUBLE; auto-increment id; autocommit on); ``pool-select1``, ``pool-point``,
 ``pool-update``, ``pool-insert`` (asyncio drivers only); on demand ``commit`` and
 ``rollback``, the connection's own calls; ``ss-select1``, ``ss-point``: the same on
 the driver's unbuffered cursor (``SSCursor``; mysql.connector's default cursor, which is
-unbuffered) (autocommit on: the server's no-op, so the
+unbuffered); ``dict-select1``, ``dict-point``: on the driver's buffered dict
+cursor (``DictCursor``).  Drivers: also ``mysqlc.aiomysql``, mysqlc's aiomysql flavour
+(the same classes and calls as aiomysql) (autocommit on: the server's no-op, so the
 cost is the call's and the round trip's, as ``ping``'s):
 the same through the driver's pool, ``--pool-size`` tasks (default 10) sharing a pool of
 as many connections, each statement ``async with pool.acquire() as conn: async with
@@ -65,7 +67,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SYNC = ("mysqlc", "mysqlclient", "pymysql", "mysql.connector")
-ASYNC = ("mysqlc.aio", "asyncmy", "aiomysql")
+ASYNC = ("mysqlc.aio", "asyncmy", "aiomysql", "mysqlc.aiomysql")
 DRIVERS = SYNC + ASYNC
 STATEMENTS = ("ping", "select1", "point", "update", "insert")
 #: statements that are a call of the connection's own (``commit``/``rollback``: the
@@ -113,6 +115,9 @@ async def _async_connect(driver, kw):
         import mysqlc.aio
         return await mysqlc.aio.connect(**kw, autocommit=True)
     kw["db"] = kw.pop("database")
+    if driver == "mysqlc.aiomysql":
+        import mysqlc.aiomysql
+        return await mysqlc.aiomysql.connect(**kw, autocommit=True)
     if driver == "asyncmy":
         import asyncmy
         return await asyncmy.connect(**kw, autocommit=True)
@@ -120,9 +125,38 @@ async def _async_connect(driver, kw):
     return await aiomysql.connect(**kw, autocommit=True)
 
 
+def _dict_class(driver):
+    """The driver's buffered dict cursor class (``dict-<statement>``)."""
+    if driver == "mysqlc":
+        import mysqlc.cursors
+        return mysqlc.cursors.DictCursor
+    if driver == "mysqlclient":
+        import MySQLdb.cursors
+        return MySQLdb.cursors.DictCursor
+    if driver == "pymysql":
+        import pymysql.cursors
+        return pymysql.cursors.DictCursor
+    if driver == "mysqlc.aio":
+        import mysqlc.aio
+        return mysqlc.aio.DictCursor
+    if driver == "mysqlc.aiomysql":
+        import mysqlc.aiomysql
+        return mysqlc.aiomysql.DictCursor
+    if driver == "asyncmy":
+        import asyncmy.cursors
+        return asyncmy.cursors.DictCursor
+    if driver == "aiomysql":
+        import aiomysql
+        return aiomysql.DictCursor
+    return None
+
+
 def _unbuffered_class(driver):
     """The driver's unbuffered cursor class (``ss-<statement>``); None for
     mysql.connector, whose default cursor is unbuffered."""
+    if driver == "mysqlc.aiomysql":
+        import mysqlc.aiomysql
+        return mysqlc.aiomysql.SSCursor
     if driver == "mysqlc":
         import mysqlc.cursors
         return mysqlc.cursors.SSCursor
@@ -145,13 +179,16 @@ def _unbuffered_class(driver):
 
 
 def worker(driver, statement, n, kw):
-    unbuffered = statement.startswith("ss-")
-    if unbuffered:
+    cls = None
+    if statement.startswith("ss-"):
         statement = statement[3:]
+        cls = _unbuffered_class(driver)
+    elif statement.startswith("dict-"):
+        statement = statement[5:]
+        cls = _dict_class(driver)
     sql, has_args = SQL.get(statement, (None, False))
     if driver in SYNC:
         conn = _sync_connect(driver, kw)
-        cls = _unbuffered_class(driver) if unbuffered else None
         cur = conn.cursor(cls) if cls is not None else conn.cursor()
 
         def run(count):
@@ -175,7 +212,7 @@ def worker(driver, statement, n, kw):
 
     async def main():
         conn = await _async_connect(driver, kw)
-        cur = conn.cursor(_unbuffered_class(driver)) if unbuffered else conn.cursor()
+        cur = conn.cursor(cls) if cls is not None else conn.cursor()
         if driver == "mysqlc.aio" or hasattr(cur, "__await__"):
             cur = await cur if hasattr(cur, "__await__") else cur
 
@@ -212,6 +249,9 @@ async def _async_pool(driver, kw):
         import mysqlc.aio
         return await mysqlc.aio.create_pool(minsize=POOL, maxsize=POOL, **kw)
     kw["db"] = kw.pop("database")
+    if driver == "mysqlc.aiomysql":
+        import mysqlc.aiomysql
+        return await mysqlc.aiomysql.create_pool(minsize=POOL, maxsize=POOL, **kw)
     if driver == "asyncmy":
         import asyncmy
         return await asyncmy.create_pool(minsize=POOL, maxsize=POOL, **kw)

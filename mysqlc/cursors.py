@@ -1774,12 +1774,14 @@ class SSCursor(BaseCursor):
         self._streaming = _DEFERRED
 
     def _take_deferred(self):
-        """The error :meth:`_defer` kept (None when there is none), taken: the result is
-        over."""
+        """The error :meth:`_defer` kept (None when there is none), taken.  The next
+        fetch then reads on as after an error raised at once: [] when the server ended
+        the result with its error, the lost rows' error (2006) when the connection is
+        gone -- whether the error came mid-batch or between two."""
         if getattr(self, "_streaming", False) is not _DEFERRED:
             return None
         exc, self._deferred = self._deferred, None
-        self._streaming = False
+        self._streaming = True
         return exc
 
     def _clear(self):

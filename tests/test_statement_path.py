@@ -1423,3 +1423,41 @@ def test_take_rows_misuse(conn_kwargs):
         assert list(core.query_result(b"SELECT 7")[0]) == [(7,)]
     finally:
         c.close()
+
+
+def test_fetch_after_rows_lost_raises_for_every_read(run, conn_kwargs):
+    """Rows lost to a read timeout mid-result, read by iteration (sync ``for`` and
+    ``async for``): the iteration raises 2013, and every later fetch raises the lost
+    rows' error (2006) -- never ``[]``, which would read as the end of the result --
+    whether the error came with rows of its batch (deferred) or between two batches."""
+    def sync_case():
+        c = mysqlc.connect(read_timeout=1, **conn_kwargs)
+        cur = c.cursor(mysqlc.cursors.SSCursor)
+        cur.execute(_SLOW_TAIL % 3)
+        n = 0
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            for _ in cur:
+                n += 1
+        assert ei.value.args[0] == 2013 and 0 < n <= 2000
+        for _ in range(2):
+            with pytest.raises(mysqlc.OperationalError) as ei:
+                cur.fetchmany(10)
+            assert ei.value.args[0] == 2006
+        c.close()
+    sync_case()
+
+    async def body():
+        conn = await mysqlc.aio.connect(read_timeout=1, **conn_kwargs)
+        cur = conn.cursor(acur.SSCursor)
+        await cur.execute(_SLOW_TAIL % 3)
+        n = 0
+        with pytest.raises(mysqlc.OperationalError) as ei:
+            async for _ in cur:
+                n += 1
+        assert ei.value.args[0] == 2013 and 0 < n <= 2000
+        for _ in range(2):
+            with pytest.raises(mysqlc.OperationalError) as ei:
+                await cur.fetchmany(10)
+            assert ei.value.args[0] == 2006
+        conn.close()
+    run(body)

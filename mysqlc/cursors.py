@@ -638,6 +638,11 @@ class BaseCursor:
     #: rows read from the socket as they are fetched (SSCursor and its subclasses)
     _unbuffered = False
 
+    #: the class's own ``_format`` differs from BaseCursor's only where there are
+    #: parameters (the PyMySQL flavour's): mysqlc.aio keeps the bytes of its
+    #: parameterless statements as it keeps BaseCursor's (``_statement._query_now``)
+    _format_args_only = False
+
     #: a cursor's ``_direct`` (set in __init__): the class reads its results and formats
     #: as BaseCursor does (``_one_call`` and ``_plain_text``: ``_direct_class``) and the
     #: cursor is not prepared; cleared when it is made prepared (_set_prepared, also

@@ -62,10 +62,12 @@ def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
     if core.session_track_seq != conn._track_seq:
         if core.session_uncertain_seq > conn._resynced_seq:
             return None    # _sync_session would send its SET first
-    elif args is None and type(query) is str and cur._plain_text:
+    elif args is None and type(query) is str and (cur._plain_text or cur._format_args_only):
         # the common case: the session's charset as last confirmed, the text seen before
+        # (a flavour's connection names its codec itself: _session_charset)
         t = conn._tracked_charset
-        codec = t[1] if t else conn._encoding
+        codec = t[1] if t else (conn._encoding if cur._plain_text
+                                else conn._session_charset()[1])
         hit = _PLAIN_SQL.get(query)
         if hit is not None and hit[0] == codec:
             conn._mode_written = None    # what _format sets for a text without parameters
@@ -177,14 +179,6 @@ def _reads_direct(cls: type, vouched: bool = False) -> bool:
                       if "_read_result" in k.__dict__))
         _READS[key] = ok
     return ok
-
-
-async def execute_as_base(shell: Any, query: Any, args: Any = None) -> int:
-    """``BaseCursor.execute(cur, query, args)`` of the shell's sync cursor driven by
-    the event loop where it can be (:func:`_execute_read`), else in the greenlet: for a
-    shell whose own execute() does what the sync class adds to BaseCursor's (the
-    aiomysql flavour's)."""
-    return await _execute_read(shell, query, args, None, None, _sync.BaseCursor.execute)
 
 
 async def execute_unbuffered(shell: Any, query: Any, args: Any = None, *,

@@ -29,7 +29,7 @@ import warnings
 from typing import Any, Optional
 
 from ..aio import cursors as _aio
-from ..aio._statement import execute_as_base as _execute_as_base
+from ..aio._statement import _execute_read
 from ..constants import FIELD_TYPE
 from ..cursors import BaseCursor as _BaseCursor
 from ..errors import OperationalError
@@ -111,6 +111,10 @@ def _refused_infile(cur: Any, exc: OperationalError) -> None:
                                   "(%s)" % (exc.args[1:2] or ("",))[0]) from exc
 
 
+#: what runs in the greenlet when the event loop cannot drive a statement: BaseCursor's
+#: execute (the shell does the sync class's own steps around it)
+_BASE_EXECUTE = _BaseCursor.execute
+
 #: sync classes whose execute() is exactly _Warns' over _PyMySQLFetch's over
 #: BaseCursor's: ``cls -> bool``
 _OWN_STEPS: dict = {}
@@ -118,7 +122,7 @@ _OWN_STEPS: dict = {}
 
 def _own_steps_only(cls: type) -> bool:
     """Does `cls` execute with the flavour's own steps only (the shell's execute then
-    does them around ``_statement.execute_as_base``)?"""
+    does them around ``_statement._execute_read``)?"""
     ok = _OWN_STEPS.get(cls)
     if ok is None:
         ok = [k for k in cls.__mro__ if "execute" in k.__dict__] == [
@@ -274,7 +278,7 @@ class Cursor(_aio.BaseCursor):
         :attr:`rowcount`.  Errors are mysqlc's (``pymysql.err`` classes).
 
         Driven by the event loop, without the connection's greenlet, where
-        :mod:`mysqlc.aio`'s statements are (``_statement.execute_as_base``: the sync
+        :mod:`mysqlc.aio`'s statements are (``_statement._execute_read``: the sync
         classes' own steps -- PyMySQL's ``_executed`` type, aiomysql's LOCAL INFILE
         error and warnings -- done here around it); a class of other execute()
         steps runs its execute in the greenlet."""
@@ -284,7 +288,7 @@ class Cursor(_aio.BaseCursor):
         else:
             cur.__dict__["_executed_str"] = isinstance(query, str)  # _PyMySQLFetch.execute
             try:
-                result = await _execute_as_base(self, query, args)
+                result = await _execute_read(self, query, args, None, None, _BASE_EXECUTE)
             except OperationalError as exc:
                 _refused_infile(cur, exc)
                 raise

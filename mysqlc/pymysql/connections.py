@@ -95,11 +95,20 @@ def _struct_time_literal(value):
     return converters.escape_struct_time(value)
 
 
+#: ``(a, b) -> bool`` of _same_codec (the encoding property reads it per statement)
+_SAME_CODEC: dict = {}
+
+
 def _same_codec(a, b):
-    try:
-        return codecs.lookup(a).name == codecs.lookup(b).name
-    except LookupError:
-        return False
+    same = _SAME_CODEC.get((a, b))
+    if same is None:
+        try:
+            same = codecs.lookup(a).name == codecs.lookup(b).name
+        except LookupError:
+            same = False
+        if len(_SAME_CODEC) < 256:
+            _SAME_CODEC[(a, b)] = same
+    return same
 
 
 class Connection(_connections.Connection):

@@ -94,6 +94,8 @@ class _PyMySQLFetch:
         self.__dict__["_executed_str"] = isinstance(query, str)
         return super().execute(query, args, **kwargs)
 
+    _format_args_only = True   # (_format below: BaseCursor's for args None)
+
     def _format(self, conn, query, args):
         if args is not None and not getattr(self, "_prepared", False):
             args = _hex_bytes(args)

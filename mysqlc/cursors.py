@@ -372,7 +372,7 @@ class BaseCursor:
         # the class defaults below, as the instance's own: an instance attribute is one
         # specialized read on the statement path (a class attribute read through the
         # instance is a type and a dict lookup on CPython 3.11)
-        self._executed_from = self._pipe_error = self._pipe_sets = None
+        self._executed_from = self._pipe_error = self._pipe_sets = self._taken = None
         self._rendering = False
         self._direct = self._direct_class
         if self._prepared:

@@ -22,7 +22,8 @@
 # The script's status is the sync run's when that failed, else the asyncio run's (each is
 # pytest's exit status, 5 when nothing was collected, or 1 for a sanitizer report).
 # The asyncio run takes the asyncio test files (test_aio*.py, test_aiomysql_flavour.py:
-# faults, cancellation, pool, stress) and the cancellation tests of test_pipeline.py and
+# faults, cancellation, pool, stress; test_statement_path.py's asyncio tests: the
+# statements and fetches the event loop drives) and the cancellation tests of test_pipeline.py and
 # test_sqlalchemy_async.py; with SANITIZE_AIO=all, every asyncio test of the suite (also
 # the [aio] runs of the shared scenarios, whose C paths the sync run covers from the
 # blocking socket: about 20 minutes more on 2 cores).
@@ -170,6 +171,7 @@ case "$PARTS" in all|aio)
         TEST_PATHS=(tests)
     else
         TEST_PATHS=($(cd "$TMP/aio" && echo tests/test_aio*.py) tests/test_aiomysql_flavour.py
+                   tests/test_statement_path.py
                    tests/test_pipeline.py::test_aio_cancel_during_a_sync_point
                    tests/test_sqlalchemy_async.py::test_cancelled_statement_through_the_engine)
     fi

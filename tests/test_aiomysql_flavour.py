@@ -459,3 +459,39 @@ def test_buffered_statements_switch_no_greenlet(kw):
                 await cur.execute("SELECT CAST('x1' AS SIGNED)")
             assert await cur.fetchone() == (0,)
     run(go)
+
+
+def test_kept_statement_bytes_follow_each_connections_codec(kw):
+    """The bytes of a parameterless statement, kept between executes, are keyed by the
+    codec that wrote them: a flavour connection whose PyMySQL encoding stayed utf-8
+    after SET NAMES latin1, another opened with charset latin1 and a mysqlc.aio one
+    each send the text in their own codec (a cache entry of one is never sent by the
+    other)."""
+    text = "SELECT 'é' AS u, HEX('é') AS h"
+
+    async def go():
+        a = await am.connect(**kw)
+        cur = await a.cursor()
+        await cur.execute("SET NAMES latin1")
+        await cur.execute("SELECT %s AS x", ("a\\b",))
+        for _ in range(2):
+            await cur.execute(text)
+            # PyMySQL's encoding is the connect-time one: utf-8 bytes, read as latin1
+            assert await cur.fetchall() == (("Ã©", "C3A9"),)
+        a.close()
+        b = await am.connect(charset="latin1", **kw)
+        cur = await b.cursor()
+        for _ in range(2):
+            await cur.execute(text)
+            assert await cur.fetchall() == (("é", "E9"),)
+        b.close()
+        aio_kw = dict(kw)
+        aio_kw["database"] = aio_kw.pop("db")
+        for charset, hexed in (("utf8mb4", "C3A9"), ("latin1", "E9")):
+            c = await mysqlc.aio.connect(charset=charset, **aio_kw)
+            ccur = c.cursor()
+            for _ in range(2):
+                await ccur.execute(text)
+                assert await ccur.fetchall() == (("é", hexed),)
+            c.close()
+    run(go)

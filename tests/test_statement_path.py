@@ -1461,3 +1461,35 @@ def test_fetch_after_rows_lost_raises_for_every_read(run, conn_kwargs):
             assert ei.value.args[0] == 2006
         conn.close()
     run(body)
+
+
+@pytest.mark.parametrize("cls", [acur.Cursor, acur.DictCursor], ids=["tuples", "dicts"])
+def test_cancelled_statement_whose_rows_fail_a_converter(run, conn_kwargs, cls):
+    """A statement cancelled as soon as it was sent, whose rows then fail a user
+    converter while the cancellation drains them: the caller gets CancelledError (not
+    the converter's exception), and the connection stays in sync."""
+    def boom(value):
+        if int(value) == 5:
+            raise ValueError("converter failed on 5")
+        return int(value)
+
+    async def body():
+        conv = dict(mysqlc.converters.conversions)
+        conv[FIELD_TYPE.LONGLONG] = boom
+        conn = await mysqlc.aio.connect(conv=conv, **conn_kwargs)
+        try:
+            cur = conn.cursor(cls)
+            with pytest.raises(ValueError):   # uncancelled, the converter's error
+                await cur.execute("SELECT seq FROM seq_1_to_10")
+            for i in range(5):
+                task = asyncio.ensure_future(cur.execute("SELECT seq FROM seq_1_to_10"))
+                await asyncio.sleep(0)        # sent; its rows come while it is cancelled
+                assert task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                await cur.execute("SELECT %s AS t", ("tag %d" % i,))
+                row = (await cur.fetchall())[0]
+                assert (row["t"] if cls is acur.DictCursor else row[0]) == "tag %d" % i
+        finally:
+            await conn.ensure_closed()
+    run(body)

@@ -63,11 +63,15 @@ def _query_now(cur: Any, conn: Any, query: Any, args: Any) -> Any:
         if core.session_uncertain_seq > conn._resynced_seq:
             return None    # _sync_session would send its SET first
     elif args is None and type(query) is str and (cur._plain_text or cur._format_args_only):
-        # the common case: the session's charset as last confirmed, the text seen before
-        # (a flavour's connection names its codec itself: _session_charset)
-        t = conn._tracked_charset
-        codec = t[1] if t else (conn._encoding if cur._plain_text
-                                else conn._session_charset()[1])
+        # the common case: the session's charset as last confirmed, the text seen before.
+        # The key is the codec _format encodes with: a flavour's cursor (its own
+        # _format) asks its connection's _session_charset (PyMySQL's encoding, which
+        # does not follow SET NAMES), never the tracked charset
+        if cur._plain_text:
+            t = conn._tracked_charset
+            codec = t[1] if t else conn._encoding
+        else:
+            codec = conn._session_charset()[1]
         hit = _PLAIN_SQL.get(query)
         if hit is not None and hit[0] == codec:
             conn._mode_written = None    # what _format sets for a text without parameters
@@ -804,8 +808,11 @@ async def _stop(worker: Any, conn: Any, core: Any, proto: Any,
             try:
                 if core.take_result() is not None:
                     break
-            except Error:
-                break    # 1317 "Query execution was interrupted": the response's end
+            except Exception:   # noqa: BLE001 - the dropped rows' own errors
+                # 1317 "Query execution was interrupted": the response's end; or a user
+                # converter's exception on a row nobody will read -- the cancellation
+                # is what the caller gets, and the rest is drained below
+                break
             left = deadline - loop.time()
             if left <= 0:
                 abort()

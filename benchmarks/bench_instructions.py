@@ -125,67 +125,40 @@ async def _async_connect(driver, kw):
     return await aiomysql.connect(**kw, autocommit=True)
 
 
-def _dict_class(driver):
-    """The driver's buffered dict cursor class (``dict-<statement>``)."""
-    if driver == "mysqlc":
-        import mysqlc.cursors
-        return mysqlc.cursors.DictCursor
-    if driver == "mysqlclient":
-        import MySQLdb.cursors
-        return MySQLdb.cursors.DictCursor
-    if driver == "pymysql":
-        import pymysql.cursors
-        return pymysql.cursors.DictCursor
-    if driver == "mysqlc.aio":
-        import mysqlc.aio
-        return mysqlc.aio.DictCursor
-    if driver == "mysqlc.aiomysql":
-        import mysqlc.aiomysql
-        return mysqlc.aiomysql.DictCursor
-    if driver == "asyncmy":
-        import asyncmy.cursors
-        return asyncmy.cursors.DictCursor
-    if driver == "aiomysql":
-        import aiomysql
-        return aiomysql.DictCursor
-    return None
+#: each driver's dict cursor class (``dict-<statement>``) and unbuffered one
+#: (``ss-<statement>``), as (module, attribute); mysql.connector's default cursor is
+#: unbuffered (no entry)
+CURSOR_CLASSES = {
+    "dict": {"mysqlc": ("mysqlc.cursors", "DictCursor"),
+             "mysqlclient": ("MySQLdb.cursors", "DictCursor"),
+             "pymysql": ("pymysql.cursors", "DictCursor"),
+             "mysqlc.aio": ("mysqlc.aio", "DictCursor"),
+             "mysqlc.aiomysql": ("mysqlc.aiomysql", "DictCursor"),
+             "asyncmy": ("asyncmy.cursors", "DictCursor"),
+             "aiomysql": ("aiomysql", "DictCursor")},
+    "ss": {"mysqlc": ("mysqlc.cursors", "SSCursor"),
+           "mysqlclient": ("MySQLdb.cursors", "SSCursor"),
+           "pymysql": ("pymysql.cursors", "SSCursor"),
+           "mysqlc.aio": ("mysqlc.aio", "SSCursor"),
+           "mysqlc.aiomysql": ("mysqlc.aiomysql", "SSCursor"),
+           "asyncmy": ("asyncmy.cursors", "SSCursor"),
+           "aiomysql": ("aiomysql", "SSCursor")},
+}
 
 
-def _unbuffered_class(driver):
-    """The driver's unbuffered cursor class (``ss-<statement>``); None for
-    mysql.connector, whose default cursor is unbuffered."""
-    if driver == "mysqlc.aiomysql":
-        import mysqlc.aiomysql
-        return mysqlc.aiomysql.SSCursor
-    if driver == "mysqlc":
-        import mysqlc.cursors
-        return mysqlc.cursors.SSCursor
-    if driver == "mysqlclient":
-        import MySQLdb.cursors
-        return MySQLdb.cursors.SSCursor
-    if driver == "pymysql":
-        import pymysql.cursors
-        return pymysql.cursors.SSCursor
-    if driver == "mysqlc.aio":
-        import mysqlc.aio
-        return mysqlc.aio.SSCursor
-    if driver == "asyncmy":
-        import asyncmy.cursors
-        return asyncmy.cursors.SSCursor
-    if driver == "aiomysql":
-        import aiomysql
-        return aiomysql.SSCursor
-    return None
+def _cursor_class(kind, driver):
+    """The driver's cursor class of `kind` ("dict", "ss"), or None (its default)."""
+    import importlib
+    where = CURSOR_CLASSES[kind].get(driver)
+    return getattr(importlib.import_module(where[0]), where[1]) if where else None
 
 
 def worker(driver, statement, n, kw):
     cls = None
-    if statement.startswith("ss-"):
-        statement = statement[3:]
-        cls = _unbuffered_class(driver)
-    elif statement.startswith("dict-"):
-        statement = statement[5:]
-        cls = _dict_class(driver)
+    kind, _, rest = statement.partition("-")
+    if rest and kind in CURSOR_CLASSES:
+        statement = rest
+        cls = _cursor_class(kind, driver)
     sql, has_args = SQL.get(statement, (None, False))
     if driver in SYNC:
         conn = _sync_connect(driver, kw)

@@ -159,14 +159,14 @@ async def execute(shell: Any, query: Any, args: Any = None, *, infile: Any = Non
 
 
 #: sync cursor classes whose execute() the event loop drives with take_head() (classes
-#: that read results their own way: _execute_read): ``cls -> bool``
+#: that read results their own way: _execute_py): ``cls -> bool``
 _READS: dict = {}
 
 
 def _reads_direct(cls: type, vouched: bool = False) -> bool:
     """Does `cls` execute as :class:`mysqlc.cursors.BaseCursor` does (its execute and
     _query: the text protocol, one ``_read_result(core, field_count)`` call per
-    statement), with a ``_read_result`` that reads what :func:`_execute_read` leaves:
+    statement), with a ``_read_result`` that reads what :func:`_execute_py` leaves:
     unbuffered, :class:`mysqlc.cursors.SSCursor`'s own; buffered, any of mysqlc's
     classes' (each ends in ``BaseCursor._read_result``, which takes the rows from
     ``_taken``) -- a ``_read_result`` of a class of another module may read the socket
@@ -188,81 +188,9 @@ def _reads_direct(cls: type, vouched: bool = False) -> bool:
 async def execute_unbuffered(shell: Any, query: Any, args: Any = None, *,
                              infile: Any = None, attributes: Any = None) -> int:
     """``await cursor.execute(query, args)`` of an unbuffered asyncio cursor
-    (:class:`mysqlc.aio.cursors.SSCursor`): :func:`_execute_read`, its rows left for the
+    (:class:`mysqlc.aio.cursors.SSCursor`): :func:`_execute_py`, its rows left for the
     fetches (:func:`fetch_rows`)."""
-    return await _execute_read(shell, query, args, infile, attributes)
-
-
-async def _execute_read(shell: Any, query: Any, args: Any, infile: Any,
-                        attributes: Any, execute: Any = None) -> int:
-    """A statement of a cursor whose class reads results its own way (a dict cursor, an
-    unbuffered one: :func:`_reads_direct`), driven by the event loop as
-    :func:`_execute_py` drives a tuple cursor's: the response's head is taken
-    (``take_head()``: the column definitions, or the OK packet); a buffered cursor's
-    rows are then taken with the class's keys (``take_rows(cur._row_keys(core))``,
-    ``_taken``), an unbuffered one's left for its fetches, as the sync cursor's
-    ``core.query()`` leaves them; then the sync ``_read_result(core, field_count)``.
-    Every other case -- prepared mode, infile, query attributes, a class that executes
-    otherwise, results left unread, a statement whose formatting needs a round trip --
-    runs the sync cursor's execute in the greenlet (`execute`, when given: the
-    function that runs there instead, called with the cursor, `query`, `args` and the
-    keywords; its class vouched for by the caller: :func:`_reads_direct`)."""
-    cur = shell._sync_obj
-    worker = shell._worker
-    conn = cur.connection
-    loop = _get_running_loop()
-    if (infile is not None or attributes is not None or cur._prepared or cur._attributes
-            or conn is None or not _reads_direct(type(cur), execute is not None)
-            or not _engine_ready(worker, conn, loop)):
-        if execute is not None:
-            return await worker.run(execute, cur, query, args, infile=infile,
-                                    attributes=attributes)
-        return await worker.run(cur.execute, query, args, infile=infile,
-                                attributes=attributes)
-    core = conn._conn
-    proto = conn._proto
-    conn._last_error = _NO_ERROR
-    sql = _query_now(cur, conn, query, args)
-    if sql is None:
-        if execute is not None:
-            return await worker.run(execute, cur, query, args)
-        return await worker.run(cur.execute, query, args)
-    lock = conn._lock
-    if not lock.acquire(False):
-        raise _busy()
-    worker.busy = True
-    try:
-        # the sync _query's steps: the cursor's last result cleared (an error an
-        # unbuffered fetch deferred is raised here, before anything is sent), the owner,
-        # _executed
-        cur._clear()
-        conn._owner = _weakref(cur)
-        cur._executed = sql
-        if core.send_query_nowait(sql):
-            timeout = conn._timeouts[1]
-            nc = core.take_head()
-            if nc is None:
-                nc = await _wait_result(worker, conn, core, proto, loop, timeout, True)
-            if nc > 0 and not cur._unbuffered:
-                keys = cur._row_keys(core)
-                r = core.take_rows(keys)
-                if r is None:
-                    r = await _wait_result(worker, conn, core, proto, loop, timeout,
-                                           False, keys)
-                cur._taken = r[0]
-            try:
-                cur._read_result(core, nc)
-            finally:
-                cur._taken = None
-            return cur.rowcount
-    except Error as exc:
-        conn._note_error(exc)
-        raise
-    finally:
-        worker.busy = False
-        lock.release()
-    # it needs a wait before it can be sent (nothing was sent): the greenlet sends it
-    return await worker.run(cur._query, conn, sql, None)
+    return await _execute_py(shell, query, args, infile, attributes)
 
 
 def _pull_direct(shell: Any) -> bool:
@@ -365,19 +293,35 @@ async def _wait_stream(worker: Any, conn: Any, core: Any, proto: Any,
 
 
 async def _execute_py(shell: Any, query: Any, args: Any = None, infile: Any = None,
-                      attributes: Any = None) -> Any:
+                      attributes: Any = None, execute: Any = None) -> Any:
     """:func:`execute` in Python, the reference src/aio_call.c follows: the engine-driven
-    path when the statement can take it (the sync cursor's class reads results as
-    BaseCursor does, no infile, no query attributes, text protocol), else the sync
-    cursor's execute in the greenlet."""
+    path when the statement can take it (text protocol, no infile, no query
+    attributes), else the sync cursor's execute in the greenlet.
+
+    A class that reads results as BaseCursor does (``_one_call``) takes them whole with
+    ``take_result()``.  One that reads them its own way (a dict cursor, an unbuffered
+    one: :func:`_reads_direct`) takes the response's head with ``take_head()`` (the
+    column definitions, or the OK packet); a buffered cursor's rows are then taken with
+    the keys its class computes from the head (``take_rows(cur._row_keys(core))``,
+    then ``take_result(keys)``) and handed to the sync ``_read_result(core,
+    field_count)`` in ``_taken``; an unbuffered cursor's are left for its fetches, as
+    the sync ``core.query()`` leaves them.  `execute`, when given: what runs in the
+    greenlet instead of the cursor's execute when the event loop cannot drive the
+    statement, called with the cursor, `query`, `args` and the keywords (the caller
+    vouches for the class and does the rest of its execute's steps: the aiomysql
+    flavour's shell, as ``_execute_read``)."""
     cur = shell._sync_obj
     worker = shell._worker
     conn = cur.connection
     loop = _get_running_loop()
-    if not cur._one_call:   # a class that reads results its own way (a dict cursor)
-        return await _execute_read(shell, query, args, infile, attributes)
+    one_call = cur._one_call and execute is None
     if (infile is not None or attributes is not None or cur._prepared
-            or cur._attributes or conn is None or not _engine_ready(worker, conn, loop)):
+            or cur._attributes or conn is None
+            or not (one_call or _reads_direct(type(cur), execute is not None))
+            or not _engine_ready(worker, conn, loop)):
+        if execute is not None:
+            return await worker.run(execute, cur, query, args, infile=infile,
+                                    attributes=attributes)
         return await worker.run(cur.execute, query, args, infile=infile,
                                 attributes=attributes)
     core = conn._conn
@@ -385,49 +329,56 @@ async def _execute_py(shell: Any, query: Any, args: Any = None, infile: Any = No
     conn._last_error = _NO_ERROR
     sql = _query_now(cur, conn, query, args)
     if sql is None:
+        if execute is not None:
+            return await worker.run(execute, cur, query, args)
         return await worker.run(cur.execute, query, args)
     lock = conn._lock
     if not lock.acquire(False):
         raise _busy()
     worker.busy = True
-    sent = False
     try:
-        cur._start_one_call(conn, sql)
-        try:
-            sent = core.send_query_nowait(sql)
-            if sent:
-                r = core.take_result()
-                timeout = conn._timeouts[1]
-                while r is None:
-                    if timeout is not None:
-                        r = await _wait_result(worker, conn, core, proto, loop, timeout)
-                        break
-                    # the common case inline: one wake-up of the stream, no timer
-                    fut = proto.wait_future()
-                    try:
-                        status = await fut
-                    except asyncio.CancelledError:
-                        await _stop(worker, conn, core, proto, loop)
-                        raise
-                    except BaseException:
-                        # anything else thrown in here (GeneratorExit: closed, never to
-                        # be resumed; an exception thrown by hand): the response will not
-                        # be read, so the stream goes rather than the session's sync
-                        _abandon(core, proto)
-                        raise
-                    if status != _DONE:
-                        r = await _hand_over(worker, core, proto, status)
-                        break
+        if one_call:
+            cur._start_one_call(conn, sql)
+            try:
+                sent = core.send_query_nowait(sql)
+                if sent:
                     r = core.take_result()
-        except BaseException:
+                    if r is None:
+                        r = await _wait_result(worker, conn, core, proto, loop,
+                                               conn._timeouts[1])
+            except BaseException:
+                cur._clear()
+                cur._executed = sql
+                raise
+            if sent:
+                (cur._rows, cur.description, cur.description_flags, cur.rowcount,
+                 cur.lastrowid, cur.warning_count) = r
+                cur.rownumber = 0
+                return cur.rowcount
+        else:
+            # the sync _query's steps: the cursor's last result cleared (an error an
+            # unbuffered fetch deferred is raised here, before anything is sent), the
+            # owner, _executed
             cur._clear()
+            conn._owner = _weakref(cur)
             cur._executed = sql
-            raise
-        if sent:
-            (cur._rows, cur.description, cur.description_flags, cur.rowcount,
-             cur.lastrowid, cur.warning_count) = r
-            cur.rownumber = 0
-            return cur.rowcount
+            if core.send_query_nowait(sql):
+                timeout = conn._timeouts[1]
+                nc = core.take_head()
+                if nc is None:
+                    nc = await _wait_result(worker, conn, core, proto, loop, timeout, True)
+                if nc > 0 and not cur._unbuffered:
+                    keys = cur._row_keys(core)
+                    r = core.take_rows(keys)
+                    if r is None:
+                        r = await _wait_result(worker, conn, core, proto, loop, timeout,
+                                               False, keys)
+                    cur._taken = r[0]
+                try:
+                    cur._read_result(core, nc)
+                finally:
+                    cur._taken = None
+                return cur.rowcount
     except Error as exc:
         conn._note_error(exc)
         raise
@@ -437,6 +388,11 @@ async def _execute_py(shell: Any, query: Any, args: Any = None, infile: Any = No
     # the statement needs a wait before it can be sent (the core said so: nothing was
     # sent): the sync cursor sends it from the greenlet
     return await worker.run(cur._query, conn, sql, None)
+
+
+#: the path of a class that reads results its own way, by the name the aiomysql
+#: flavour's shell calls it (with `execute`: :func:`_execute_py`'s docstring)
+_execute_read = _execute_py
 
 
 def _begin(shell: Any, query: Any, args: Any) -> Any:
@@ -727,7 +683,7 @@ async def _hand_over(worker: Any, core: Any, proto: Any, status: int,
                      head: bool = False, keys: Any = None) -> Any:
     """The stream ended, failed or timed out: the engine reads on with the transport's
     waits in the greenlet and raises what the sync path raises.  `head`: the statement's
-    ``take_head()`` is read on (:func:`_execute_read`), else its ``take_result(keys)``."""
+    ``take_head()`` is read on (:func:`_execute_py`), else its ``take_result(keys)``."""
     _stream_error(proto, status)
     worker.busy = False
     if head:

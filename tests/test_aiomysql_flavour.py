@@ -495,3 +495,71 @@ def test_kept_statement_bytes_follow_each_connections_codec(kw):
                 assert await ccur.fetchall() == (("é", hexed),)
             c.close()
     run(go)
+
+
+def test_unbuffered_fetches_switch_no_greenlet(kw):
+    """This flavour's SSCursor and SSDictCursor (a custom dict_type too) fetch from the
+    event loop (no switch into the connection's greenlet) with the PyMySQL flavour's
+    fetch semantics: the same rows, rownumber and rowcount as the sync
+    ``mysqlc.pymysql`` cursors, ``[]`` at the end."""
+    import collections
+
+    import greenlet
+
+    import mysqlc.pymysql
+
+    class Ordered(am.SSDictCursor):
+        dict_type = collections.OrderedDict
+
+    text = "SELECT seq AS n, CONCAT('r', seq) AS s FROM seq_1_to_3000"
+
+    def sync_steps(cls):
+        c = mysqlc.pymysql.connect(host=kw["host"], port=kw["port"], user=kw["user"],
+                                   password=kw["password"], database=kw["db"])
+        try:
+            cur = c.cursor(cls)
+            cur.execute(text)
+            out = [cur.fetchone(), cur.rownumber, cur.fetchmany(5), cur.rownumber]
+            out += [len(cur.fetchall()), cur.rownumber, cur.fetchmany(), cur.fetchone()]
+            assert out[6] == ()
+            out[6] = []   # aiomysql's fetchmany() at the end (PyMySQL's: ())
+            return out
+        finally:
+            c.close()
+    expected = {"t": sync_steps(mysqlc.pymysql.cursors.SSCursor),
+                "d": sync_steps(mysqlc.pymysql.cursors.SSDictCursor)}
+
+    async def go():
+        async with am.connect(**kw) as conn:
+            cur = await conn.cursor()
+            await cur.execute("SELECT 1")   # the escaping mode confirmed by now
+            target = conn._worker._g
+            switches = []
+
+            def trace(event, args):
+                if event in ("switch", "throw") and args[1] is target:
+                    switches.append(event)
+            old = greenlet.settrace(trace)
+            try:
+                for cls, key in ((am.SSCursor, "t"), (am.SSDictCursor, "d"),
+                                 (Ordered, "o")):
+                    cur = await conn.cursor(cls)
+                    await cur.execute(text)
+                    got = [await cur.fetchone(), cur.rownumber, await cur.fetchmany(5),
+                           cur.rownumber]
+                    got += [len(await cur.fetchall()), cur.rownumber,
+                            await cur.fetchmany(), await cur.fetchone()]
+                    if key == "o":
+                        assert type(got[0]) is collections.OrderedDict
+                        assert [dict(r) for r in got[2]] == expected["d"][2]
+                        got[0], got[2] = dict(got[0]), [dict(r) for r in got[2]]
+                        key = "d"
+                    assert got == expected[key], cls
+                    await cur.execute(text)
+                    rows = [r async for r in cur]
+                    assert len(rows) == 3000 and cur.rownumber == 3000
+                    await cur.close()
+                assert switches == []
+            finally:
+                greenlet.settrace(old)
+    run(go)

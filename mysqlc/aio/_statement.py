@@ -193,19 +193,32 @@ async def execute_unbuffered(shell: Any, query: Any, args: Any = None, *,
     return await _execute_py(shell, query, args, infile, attributes)
 
 
+#: sync unbuffered classes whose ``_pull`` comes from mysqlc's modules (SSCursor's, or
+#: the PyMySQL flavour's over it): ``cls -> bool``
+_PULLS: dict = {}
+
+
 def _pull_direct(shell: Any) -> bool:
     """Can :func:`fetch_rows` read the shell's unbuffered rows from the event loop: its
-    sync cursor reads them as :class:`mysqlc.cursors.SSCursor` does, a statement ran
-    (not a pipelined result still queued), no server-side cursor (COM_STMT_FETCH waits
-    for each batch), the connection's own loop running here and no other call on it?"""
+    sync cursor reads them as :class:`mysqlc.cursors.SSCursor` does (every ``_pull`` of
+    its class from mysqlc's modules: they pass ``wait`` on), a statement ran (not a
+    pipelined result still queued), no server-side cursor (COM_STMT_FETCH waits for each
+    batch), the connection's own loop running here and no other call on it?"""
     cur = shell._sync_obj
     worker = shell._worker
     conn = cur.connection
-    return not (worker.busy or conn is None or cur._rows is None
-                or getattr(cur, "_streaming", False) is _FETCH
-                or conn._pipeline is not None
-                or type(cur)._pull is not _SSCursor._pull
-                or not _loop_running(worker.loop))
+    if (worker.busy or conn is None or cur._rows is None
+            or getattr(cur, "_streaming", False) is _FETCH
+            or conn._pipeline is not None or not _loop_running(worker.loop)):
+        return False
+    cls = type(cur)
+    ok = _PULLS.get(cls)
+    if ok is None:
+        ok = _PULLS[cls] = (
+            issubclass(cls, _SSCursor)
+            and all(k.__module__.split(".")[0] == "mysqlc" for k in cls.__mro__
+                    if "_pull" in k.__dict__))
+    return ok
 
 
 async def fetch_rows(shell: Any, n: int, max_bytes: int = 0, defer: bool = False,

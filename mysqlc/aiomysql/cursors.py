@@ -29,7 +29,8 @@ import warnings
 from typing import Any, Optional
 
 from ..aio import cursors as _aio
-from ..aio._statement import _execute_read
+from ..aio._statement import _execute_read, _pull_direct
+from ..aio._statement import fetch_rows as _fetch_rows
 from ..constants import FIELD_TYPE
 from ..cursors import BaseCursor as _BaseCursor
 from ..errors import OperationalError
@@ -309,26 +310,55 @@ class Cursor(_aio.BaseCursor):
                                                        query, args)
         return result
 
+    # An unbuffered cursor's fetches read the rows that have arrived in the awaiting
+    # task and await the stream for more (mysqlc.aio's _statement.fetch_rows), with
+    # the steps of the PyMySQL flavour's fetches (mysqlc.pymysql.cursors.SSCursor:
+    # _check_executed, _no_result, _conv_row; no deferred errors); where the event
+    # loop cannot drive them (_pull_direct) they run in the greenlet.
+
     async def fetchone(self) -> Any:
         """The next row, or None."""
         cur = self._sync_obj
-        if cur._unbuffered:
+        if not cur._unbuffered:
+            return cur.fetchone()
+        if not _pull_direct(self):
             return await self._worker.run(cur.fetchone)
-        return cur.fetchone()
+        cur._check_executed()
+        rows = await _fetch_rows(self, 1)
+        if not rows:
+            return None
+        cur.rownumber += 1
+        return cur._conv_row(rows[0])
 
     async def fetchmany(self, size: Optional[int] = None) -> Any:
         """Up to `size` (default ``arraysize``) rows."""
         cur = self._sync_obj
-        if cur._unbuffered:
+        if not cur._unbuffered:
+            return cur.fetchmany(size)
+        if not _pull_direct(self):
             return await self._worker.run(cur.fetchmany, size)
-        return cur.fetchmany(size)
+        cur._check_executed()
+        if cur._no_result():
+            return []
+        rows = await _fetch_rows(self, cur.arraysize if size is None else size)
+        cur.rownumber += len(rows)
+        if not rows:
+            return []
+        return [cur._conv_row(r) for r in rows] if cur._converts else rows
 
     async def fetchall(self) -> Any:
         """The remaining rows."""
         cur = self._sync_obj
-        if cur._unbuffered:
+        if not cur._unbuffered:
+            return cur.fetchall()
+        if not _pull_direct(self):
             return await self._worker.run(cur.fetchall)
-        return cur.fetchall()
+        cur._check_executed()
+        if cur._no_result():
+            return []
+        rows = await _fetch_rows(self, -1)
+        cur.rownumber += len(rows)
+        return [cur._conv_row(r) for r in rows] if cur._converts else rows
 
     async def scroll(self, value: int, mode: str = "relative") -> None:
         """Move by `value` rows (``relative``) or to row `value` (``absolute``);
@@ -349,7 +379,12 @@ class Cursor(_aio.BaseCursor):
             return row
         ahead = cur._ahead
         if not ahead:
-            rows = await self._worker.run(cur._next_batch)
+            if _pull_direct(self):
+                cur._check_executed()
+                rows = await _fetch_rows(self, max(cur.arraysize, 256), cur._batch_bytes,
+                                         True, True)
+            else:
+                rows = await self._worker.run(cur._next_batch)
             if not rows:
                 raise StopAsyncIteration
             cur._ahead = ahead = collections.deque(rows)

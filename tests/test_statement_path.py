@@ -1241,7 +1241,7 @@ def test_take_head_misuse(conn_kwargs):
         c.close()
 
 
-def test_kill_failing_after_the_budget_is_not_logged(run, conn_kwargs, monkeypatch):
+def test_aio_kill_failing_after_the_budget_is_not_logged(run, conn_kwargs, monkeypatch):
     """A cancelled statement whose KILL QUERY fails only after the cancellation gave up
     waiting for it (the connection closed by then): the failure is the abort's, and the
     event loop logs no "Future exception was never retrieved" for it."""
@@ -1425,7 +1425,7 @@ def test_take_rows_misuse(conn_kwargs):
         c.close()
 
 
-def test_fetch_after_rows_lost_raises_for_every_read(run, conn_kwargs):
+def test_aio_fetch_after_rows_lost_raises_for_every_read(run, conn_kwargs):
     """Rows lost to a read timeout mid-result, read by iteration (sync ``for`` and
     ``async for``): the iteration raises 2013, and every later fetch raises the lost
     rows' error (2006) -- never ``[]``, which would read as the end of the result --
@@ -1464,7 +1464,7 @@ def test_fetch_after_rows_lost_raises_for_every_read(run, conn_kwargs):
 
 
 @pytest.mark.parametrize("cls", [acur.Cursor, acur.DictCursor], ids=["tuples", "dicts"])
-def test_cancelled_statement_whose_rows_fail_a_converter(run, conn_kwargs, cls):
+def test_aio_cancelled_statement_whose_rows_fail_a_converter(run, conn_kwargs, cls):
     """A statement cancelled as soon as it was sent, whose rows then fail a user
     converter while the cancellation drains them: the caller gets CancelledError (not
     the converter's exception), and the connection stays in sync."""

@@ -14,6 +14,7 @@ import mysqlc.aio
 from mysqlc import aiomysql as am
 from mysqlc.aiomysql import cursors as amc
 from mysqlc.constants import FIELD_TYPE
+from test_statement_path import _Switches
 
 BOUND = 30.0   # seconds one test's coroutine may take
 
@@ -418,8 +419,6 @@ def test_buffered_statements_switch_no_greenlet(kw):
     warnings; a statement with warnings runs SHOW WARNINGS in the greenlet."""
     import collections
 
-    import greenlet
-
     class Ordered(am.DictCursor):
         dict_type = collections.OrderedDict
 
@@ -429,14 +428,7 @@ def test_buffered_statements_switch_no_greenlet(kw):
             await cur.execute("SELECT 1")   # the escaping mode confirmed by now
             await cur.execute("CREATE TEMPORARY TABLE t_sw "
                               "(id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
-            target = conn._worker._g
-            switches = []
-
-            def trace(event, args):
-                if event in ("switch", "throw") and args[1] is target:
-                    switches.append(event)
-            old = greenlet.settrace(trace)
-            try:
+            with _Switches(conn) as sw:
                 got = []
                 for cls in (am.Cursor, am.DictCursor, amc.DeserializationCursor, Ordered):
                     cur = await conn.cursor(cls)
@@ -445,9 +437,7 @@ def test_buffered_statements_switch_no_greenlet(kw):
                                 cur._executed))
                     await cur.execute("INSERT INTO t_sw (v) VALUES (%s)", (1,))
                     got.append((cur.rowcount, cur.lastrowid))
-                assert switches == []
-            finally:
-                greenlet.settrace(old)
+            assert sw.count == 0
             assert got[0] == (((5, '[1]'),), 1, None, "SELECT 5 AS a, '[1]' AS j")
             assert got[2][0] == [{"a": 5, "j": "[1]"}]
             assert got[4][0] == ((5, "[1]"),)   # (MariaDB has no JSON column type)
@@ -504,8 +494,6 @@ def test_unbuffered_fetches_switch_no_greenlet(kw):
     ``mysqlc.pymysql`` cursors, ``[]`` at the end."""
     import collections
 
-    import greenlet
-
     import mysqlc.pymysql
 
     class Ordered(am.SSDictCursor):
@@ -533,14 +521,7 @@ def test_unbuffered_fetches_switch_no_greenlet(kw):
         async with am.connect(**kw) as conn:
             cur = await conn.cursor()
             await cur.execute("SELECT 1")   # the escaping mode confirmed by now
-            target = conn._worker._g
-            switches = []
-
-            def trace(event, args):
-                if event in ("switch", "throw") and args[1] is target:
-                    switches.append(event)
-            old = greenlet.settrace(trace)
-            try:
+            with _Switches(conn) as sw:
                 for cls, key in ((am.SSCursor, "t"), (am.SSDictCursor, "d"),
                                  (Ordered, "o")):
                     cur = await conn.cursor(cls)
@@ -559,7 +540,5 @@ def test_unbuffered_fetches_switch_no_greenlet(kw):
                     rows = [r async for r in cur]
                     assert len(rows) == 3000 and cur.rownumber == 3000
                     await cur.close()
-                assert switches == []
-            finally:
-                greenlet.settrace(old)
+            assert sw.count == 0
     run(go)
